@@ -1,0 +1,80 @@
+// EventLoop: the one libuv loop thread that owns all of nbdkeeper's mutable
+// state.
+//
+// Threading contract (the pattern every RPC and every worker follows):
+//  - Domain objects (mappings, the journal, the health server) are touched
+//    only on the loop thread; they assert it with IsLoopThread().
+//  - The only door in from another thread (a gRPC handler, a librbd
+//    callback) is Post(fn): a mutex-guarded queue plus uv_async_send. Sends
+//    coalesce, so each wake-up drains the whole queue, in FIFO order.
+//  - Blocking work (librados/librbd, file I/O, fsync) runs through
+//    RunBlocking(): `work` on libuv's thread pool, then `done` on the loop.
+//    `work` must not touch loop-owned state.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+class EventLoop {
+ public:
+  EventLoop();
+  // Closes the loop; handles still open at this point are a bug (logged).
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  uv_loop_t* uv() { return loop_.get(); }
+
+  // Any thread. Runs `fn` on the loop thread, after everything posted
+  // earlier. Posts made after Shutdown() are dropped (the function is
+  // destroyed on the posting thread).
+  void Post(std::function<void()> fn);
+
+  // Loop thread only. `work` runs on a pool thread; `done` then runs on the
+  // loop thread, also during shutdown.
+  void RunBlocking(std::function<void()> work, std::function<void()> done);
+
+  bool IsLoopThread() const { return std::this_thread::get_id() == loop_thread_; }
+
+  // Runs the loop on the calling thread (which becomes the loop thread) until
+  // Stop() is called or nothing is left to run.
+  void Run();
+  // Loop thread only. Makes Run() return after the current iteration.
+  void Stop() { uv_stop(loop_.get()); }
+
+  // Loop thread only. Stops accepting Posts, closes the wake-up handle and
+  // runs the loop until every handle has closed. Returns an error naming how
+  // many handles are still open if any are left (a leak).
+  Status Shutdown();
+
+  // Monotonic milliseconds, cached per loop iteration (uv_now).
+  uint64_t NowMs() const { return uv_now(loop_.get()); }
+
+ private:
+  static void OnAsync(uv_async_t* handle);
+  void Drain();
+
+  struct LoopDeleter {
+    void operator()(uv_loop_t* l) const;
+  };
+  std::unique_ptr<uv_loop_t, LoopDeleter> loop_;
+  std::unique_ptr<uv_async_t> async_;
+  std::thread::id loop_thread_;
+
+  std::mutex mu_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  bool accepting_ = true;                    // guarded by mu_
+  bool shut_down_ = false;                   // loop thread
+};
+
+}  // namespace nbdk

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything nbdkeeper needs to build, run and test on Debian 12.
+# Idempotent: safe to run again; apt-get skips what is already installed.
+set -euo pipefail
+
+build_packages=(
+  build-essential cmake pkg-config
+  libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
+  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev
+)
+# The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
+# nbd, and a one-node Ceph runs inside it from the host's own packages.
+vm_packages=(
+  qemu-system-x86 busybox-static cpio kmod
+  ceph-mon ceph-osd ceph-common rbd-nbd
+  e2fsprogs xfsprogs fio util-linux iproute2 procps curl
+)
+
+want=("${build_packages[@]}")
+if [[ "${1:-}" != "--build-only" ]]; then
+  want+=("${vm_packages[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,87 @@
+#include "daemon/event_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "daemon/uv_handle.h"
+
+namespace nbdk {
+namespace {
+
+TEST(EventLoopTest, PostFromManyThreadsRunsEverythingInOrderPerThread) {
+  EventLoop loop;
+  constexpr int kThreads = 4, kPerThread = 1000;
+  std::vector<std::vector<int>> seen(kThreads);
+  int total = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        loop.Post([&, t, i] {
+          EXPECT_TRUE(loop.IsLoopThread());
+          seen[t].push_back(i);
+          if (++total == kThreads * kPerThread) loop.Stop();
+        });
+      }
+    });
+  }
+  loop.Run();
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(seen[t].size(), static_cast<size_t>(kPerThread));
+    for (int i = 0; i < kPerThread; ++i) ASSERT_EQ(seen[t][i], i);
+  }
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(EventLoopTest, RunBlockingRunsWorkOffLoopThenDoneOnLoop) {
+  EventLoop loop;
+  std::thread::id work_thread;
+  bool done_on_loop = false;
+  loop.RunBlocking([&] { work_thread = std::this_thread::get_id(); },
+                   [&] {
+                     done_on_loop = loop.IsLoopThread();
+                     loop.Stop();
+                   });
+  loop.Run();
+  EXPECT_NE(work_thread, std::this_thread::get_id());
+  EXPECT_TRUE(done_on_loop);
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(EventLoopTest, TimerCanDestroyItselfFromItsCallback) {
+  EventLoop loop;
+  auto timer = std::make_unique<Timer>(loop);
+  int fired = 0;
+  timer->Start(1, 0, [&] {
+    ++fired;
+    timer.reset();
+    loop.Stop();
+  });
+  loop.Run();
+  EXPECT_EQ(fired, 1);
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(EventLoopTest, ShutdownReportsLeakedHandle) {
+  auto loop = std::make_unique<EventLoop>();
+  Timer timer(*loop);
+  timer.Start(100000, 0, [] {});
+  Status s = loop->Shutdown();
+  EXPECT_EQ(s.code(), Code::kInternal);
+  timer.Stop();
+}
+
+TEST(EventLoopTest, PostAfterShutdownIsDropped) {
+  EventLoop loop;
+  ASSERT_TRUE(loop.Shutdown().ok());
+  bool ran = false;
+  loop.Post([&] { ran = true; });
+  EXPECT_FALSE(ran);
+}
+
+}  // namespace
+}  // namespace nbdk
