@@ -1,0 +1,1 @@
+#include "daemon/child_process.h"

@@ -1,0 +1,2 @@
+// ChildProcess: placeholder, being written (supervisor work).
+#pragma once
