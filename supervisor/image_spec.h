@@ -1,0 +1,24 @@
+// ImageSpec: everything needed to reach one RBD image as a given cephx user.
+// Shared by the supervisor (rbd-nbd argv, lock breaking) and csi/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nbdk {
+
+struct ImageSpec {
+  std::string pool;
+  std::string rados_namespace;  // empty: the default namespace
+  std::string image;
+  std::vector<std::string> monitors;  // "host:port"; empty: from ceph.conf
+  std::string ceph_conf;              // path; empty: librados/rbd-nbd default
+  std::string user_id;                // cephx user without "client."
+  std::string keyfile;                // 0600 file holding the key; never the key
+  // "pool/[ns/]image", the form rbd-nbd and log lines use.
+  std::string Path() const {
+    return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image;
+  }
+};
+
+}  // namespace nbdk
