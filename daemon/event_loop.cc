@@ -27,15 +27,14 @@ EventLoop::~EventLoop() {
   }
 }
 
-void EventLoop::Post(std::function<void()> fn) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!accepting_) return;
-    queue_.push_back(std::move(fn));
-    // Sending under the lock keeps Shutdown() from closing the handle
-    // between our push and the send.
-    uv_async_send(async_.get());
-  }
+bool EventLoop::Post(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!accepting_) return false;
+  queue_.push_back(std::move(fn));
+  // Sending under the lock keeps Shutdown() from closing the handle between
+  // our push and the send.
+  uv_async_send(async_.get());
+  return true;
 }
 
 void EventLoop::OnAsync(uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->Drain(); }

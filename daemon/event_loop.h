@@ -36,9 +36,9 @@ class EventLoop {
   uv_loop_t* uv() { return loop_.get(); }
 
   // Any thread. Runs `fn` on the loop thread, after everything posted
-  // earlier. Posts made after Shutdown() are dropped (the function is
-  // destroyed on the posting thread).
-  void Post(std::function<void()> fn);
+  // earlier. Returns false, and destroys `fn` on the calling thread, once
+  // Shutdown() has begun.
+  bool Post(std::function<void()> fn);
 
   // Loop thread only. `work` runs on a pool thread; `done` then runs on the
   // loop thread, also during shutdown.

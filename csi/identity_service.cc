@@ -1,0 +1,36 @@
+#include "csi/identity_service.h"
+
+#include "daemon/version.h"
+
+namespace nbdk {
+
+IdentityService::IdentityService(RpcEnv env, std::string driver_name, std::function<bool()> ready)
+    : env_(env), driver_name_(std::move(driver_name)), ready_(std::move(ready)) {}
+
+grpc::ServerUnaryReactor* IdentityService::GetPluginInfo(grpc::CallbackServerContext* context,
+                                                         const csi::v1::GetPluginInfoRequest*,
+                                                         csi::v1::GetPluginInfoResponse* response) {
+  return Dispatch(env_, context, "GetPluginInfo", [this, response](RpcDone done) {
+    response->set_name(driver_name_);
+    response->set_vendor_version(kVersion);
+    done(Status::Ok());
+  });
+}
+
+grpc::ServerUnaryReactor* IdentityService::GetPluginCapabilities(grpc::CallbackServerContext* context,
+                                                                 const csi::v1::GetPluginCapabilitiesRequest*,
+                                                                 csi::v1::GetPluginCapabilitiesResponse*) {
+  // The Node service needs no plugin capability; CONTROLLER_SERVICE is
+  // advertised only once the Controller service exists.
+  return Dispatch(env_, context, "GetPluginCapabilities", [](RpcDone done) { done(Status::Ok()); });
+}
+
+grpc::ServerUnaryReactor* IdentityService::Probe(grpc::CallbackServerContext* context, const csi::v1::ProbeRequest*,
+                                                 csi::v1::ProbeResponse* response) {
+  return Dispatch(env_, context, "Probe", [this, response](RpcDone done) {
+    response->mutable_ready()->set_value(ready_());
+    done(Status::Ok());
+  });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,287 @@
+#include "daemon/config.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace nbdk {
+namespace {
+
+// One setting: its flag is "--" + name with '_' -> '-', its JSON key is name.
+struct Setting {
+  const char* name;
+  bool numeric;
+  const char* help;
+  std::function<Status(Config*, std::string_view)> apply;
+};
+
+Result<uint64_t> ParseUnsigned(std::string_view text, int base, uint64_t max) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a non-negative integer");
+  }
+  if (v > max) {
+    return Status::InvalidArgument(std::string(text) + " is larger than " + std::to_string(max));
+  }
+  return v;
+}
+
+Status SetNonEmpty(std::string* out, std::string_view v) {
+  if (v.empty()) return Status::InvalidArgument("must not be empty");
+  *out = v;
+  return Status::Ok();
+}
+
+Status SetRange(uint32_t* out, std::string_view v, uint64_t min, uint64_t max) {
+  auto n = ParseUnsigned(v, 10, max);
+  if (!n.ok()) return n.status();
+  if (*n < min) return Status::InvalidArgument(std::string(v) + " is smaller than " + std::to_string(min));
+  *out = static_cast<uint32_t>(*n);
+  return Status::Ok();
+}
+
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> kSettings = {
+      {"csi_endpoint", false, "CSI gRPC endpoint: unix:///path or /path",
+       [](Config* c, std::string_view v) {
+         auto path = ParseUnixEndpoint(v);
+         if (!path.ok()) return path.status();
+         c->csi_endpoint = v;
+         c->csi_socket_path = *path;
+         return Status::Ok();
+       }},
+      {"socket_mode", false, "octal mode of the CSI socket file (default 0600)",
+       [](Config* c, std::string_view v) {
+         auto m = ParseUnsigned(v, 8, 0777);
+         if (!m.ok()) return Status::InvalidArgument("'" + std::string(v) + "' is not an octal mode up to 0777");
+         c->socket_mode = static_cast<uint32_t>(*m);
+         return Status::Ok();
+       }},
+      {"socket_group", false, "group owning the CSI socket file",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->socket_group, v); }},
+      {"node_id", false, "CSI node id (default: hostname)",
+       [](Config* c, std::string_view v) {
+         if (v.size() > 256) return Status::InvalidArgument("longer than 256 bytes");
+         return SetNonEmpty(&c->node_id, v);
+       }},
+      {"driver_name", false, "CSI driver name",
+       [](Config* c, std::string_view v) {
+         // CSI: at most 63 characters, alphanumerics, '-', '.' and '_', starting
+         // and ending with an alphanumeric.
+         auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+         if (v.empty() || v.size() > 63) return Status::InvalidArgument("must be 1 to 63 characters");
+         if (!alnum(v.front()) || !alnum(v.back())) {
+           return Status::InvalidArgument("must begin and end with a letter or digit");
+         }
+         for (char ch : v) {
+           if (!alnum(ch) && ch != '-' && ch != '.' && ch != '_') {
+             return Status::InvalidArgument(std::string("character '") + ch + "' is not allowed");
+           }
+         }
+         c->driver_name = v;
+         return Status::Ok();
+       }},
+      {"state_dir", false, "directory for the node journal and logs",
+       [](Config* c, std::string_view v) {
+         if (v.empty() || v.front() != '/') return Status::InvalidArgument("must be an absolute path");
+         c->state_dir = v;
+         return Status::Ok();
+       }},
+      {"health_listen", false, "host:port of the health endpoint; port 0 disables it",
+       [](Config* c, std::string_view v) {
+         auto hp = ParseHostPort(v);
+         if (!hp.ok()) return hp.status();
+         c->health_listen = v;
+         c->health = *hp;
+         return Status::Ok();
+       }},
+      {"log_level", false, "debug, info, warn or error",
+       [](Config* c, std::string_view v) {
+         if (!ParseLogLevel(v, &c->log_level)) {
+           return Status::InvalidArgument("'" + std::string(v) + "' is not one of debug, info, warn, error");
+         }
+         return Status::Ok();
+       }},
+      {"ceph_csi_config", false, "ceph-csi cluster config.json",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_csi_config, v); }},
+      {"rbd_nbd", false, "rbd-nbd executable",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->rbd_nbd_path, v); }},
+      {"io_timeout_ms", true, "block queue request timeout set on each nbd device (ms)",
+       [](Config* c, std::string_view v) { return SetRange(&c->io_timeout_ms, v, 1000, 600000); }},
+      {"reattach_timeout", true, "rbd-nbd --reattach-timeout (s)",
+       [](Config* c, std::string_view v) { return SetRange(&c->reattach_timeout_s, v, 10, 3600); }},
+      {"on_stop", false, "leave (children keep serving) or detach",
+       [](Config* c, std::string_view v) {
+         if (v == "leave") {
+           c->stop_policy = StopPolicy::kLeaveRunning;
+         } else if (v == "detach") {
+           c->stop_policy = StopPolicy::kDetach;
+         } else {
+           return Status::InvalidArgument("'" + std::string(v) + "' is not one of leave, detach");
+         }
+         return Status::Ok();
+       }},
+  };
+  return kSettings;
+}
+
+std::string FlagName(const Setting& s) {
+  std::string f = std::string("--") + s.name;
+  for (char& ch : f) {
+    if (ch == '_') ch = '-';
+  }
+  return f;
+}
+
+const Setting* FindFlag(std::string_view flag) {
+  for (const Setting& s : Settings()) {
+    if (FlagName(s) == flag) return &s;
+  }
+  return nullptr;
+}
+
+Status LoadConfigFile(const std::string& path, Config* config) {
+  std::ifstream in(path);
+  if (!in) return Status::FromErrno(errno, "config file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ApplyConfigJson(ss.str(), config).WithContext("config file " + path);
+}
+
+}  // namespace
+
+Result<std::string> ParseUnixEndpoint(std::string_view endpoint) {
+  std::string_view path = endpoint;
+  if (path.starts_with("unix://")) {
+    path.remove_prefix(7);
+  } else if (path.find("://") != std::string_view::npos) {
+    return Status::InvalidArgument("'" + std::string(endpoint) + "': only unix:// endpoints are supported");
+  }
+  if (path.empty() || path.front() != '/') {
+    return Status::InvalidArgument("'" + std::string(endpoint) + "': socket path must be absolute");
+  }
+  if (path.size() >= 108) {  // sizeof(sockaddr_un::sun_path)
+    return Status::InvalidArgument("'" + std::string(endpoint) + "': socket path longer than 107 bytes");
+  }
+  return std::string(path);
+}
+
+Result<HostPort> ParseHostPort(std::string_view text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not host:port");
+  }
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  auto port = ParseUnsigned(text.substr(colon + 1), 10, 65535);
+  if (!port.ok()) return port.status().WithContext("port");
+  HostPort hp;
+  hp.host = host.empty() ? "0.0.0.0" : std::string(host);
+  hp.port = static_cast<uint16_t>(*port);
+  return hp;
+}
+
+Status ApplyConfigJson(std::string_view json, Config* config) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return Status::InvalidArgument(std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) +
+                                   ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) return Status::InvalidArgument("top level must be a JSON object");
+  Config next = *config;  // all or nothing
+  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+    std::string key(it->name.GetString(), it->name.GetStringLength());
+    const Setting* setting = nullptr;
+    for (const Setting& s : Settings()) {
+      if (key == s.name) setting = &s;
+    }
+    if (setting == nullptr) return Status::InvalidArgument("field '" + key + "': unknown setting");
+    std::string value;
+    if (setting->numeric && it->value.IsUint64()) {
+      value = std::to_string(it->value.GetUint64());
+    } else if (!setting->numeric && it->value.IsString()) {
+      value.assign(it->value.GetString(), it->value.GetStringLength());
+    } else {
+      return Status::InvalidArgument("field '" + key + "': must be " +
+                                     (setting->numeric ? "a non-negative integer" : "a string"));
+    }
+    NBDK_RETURN_IF_ERROR(setting->apply(&next, value).WithContext("field '" + key + "'"));
+  }
+  *config = std::move(next);
+  return Status::Ok();
+}
+
+Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
+  ParsedArgs out;
+  // Pass 1 splits "--flag=value" / "--flag value" and finds --config, so the
+  // file applies before every flag whatever their order.
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string config_file;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out.action = Action::kHelp;
+      return out;
+    }
+    if (a == "--version") {
+      out.action = Action::kVersion;
+      return out;
+    }
+    if (!a.starts_with("--")) return Status::InvalidArgument("unexpected argument '" + a + "'");
+    std::string name = a, value;
+    size_t eq = a.find('=');
+    if (eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size()) return Status::InvalidArgument(name + ": missing value");
+      value = args[++i];
+    }
+    if (name == "--config") {
+      config_file = value;
+    } else if (FindFlag(name) == nullptr) {
+      return Status::InvalidArgument("unknown flag '" + name + "' (see --help)");
+    } else {
+      flags.emplace_back(name, value);
+    }
+  }
+  if (!config_file.empty()) NBDK_RETURN_IF_ERROR(LoadConfigFile(config_file, &out.config));
+  for (const auto& [name, value] : flags) {
+    NBDK_RETURN_IF_ERROR(FindFlag(name)->apply(&out.config, value).WithContext(name));
+  }
+  if (out.config.node_id.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+      return Status::InvalidArgument("--node-id: not given and the hostname is unavailable");
+    }
+    out.config.node_id = host;
+  }
+  return out;
+}
+
+std::string UsageText() {
+  std::string u =
+      "Usage: nbdkeeperd [--config FILE] [flags]\n"
+      "Keeps Ceph RBD volumes mapped through rbd-nbd alive; serves CSI over gRPC.\n\n"
+      "  --config FILE               JSON object whose keys are the flag names with '_' (e.g. \"state_dir\")\n";
+  for (const Setting& s : Settings()) {
+    std::string flag = FlagName(s) + (s.numeric ? " N" : " VALUE");
+    flag.resize(std::max<size_t>(flag.size() + 1, 28), ' ');
+    u += "  " + flag + s.help + "\n";
+  }
+  u += "  --version                   print the version and exit\n"
+       "  --help                      print this text and exit\n";
+  return u;
+}
+
+}  // namespace nbdk

@@ -1,0 +1,68 @@
+// Config: the daemon's settings, from an optional JSON file and flags.
+//
+// Precedence: built-in defaults < config file (--config) < flags. Parsing
+// never exits or prints; every problem is an InvalidArgument naming the flag
+// or JSON field and what is wrong with it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/log.h"
+#include "daemon/status.h"
+
+namespace nbdk {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+
+enum class StopPolicy {
+  kLeaveRunning,  // rbd-nbd children keep serving; re-adopted on next start
+  kDetach,        // children are stopped cleanly; devices stay configured
+};
+
+struct Config {
+  std::string csi_endpoint = "unix:///run/nbdkeeper/csi.sock";
+  std::string csi_socket_path = "/run/nbdkeeper/csi.sock";  // derived from csi_endpoint
+  uint32_t socket_mode = 0600;
+  std::string socket_group;  // empty: the daemon's own group
+  std::string node_id;       // default: hostname
+  std::string driver_name = "rbd.nbdkeeper.io";
+  std::string state_dir = "/var/lib/nbdkeeper";
+  std::string health_listen = "127.0.0.1:9810";
+  HostPort health{"127.0.0.1", 9810};  // derived from health_listen; port 0 disables
+  LogLevel log_level = LogLevel::kInfo;
+  std::string ceph_csi_config = "/etc/ceph-csi-config/config.json";
+  std::string rbd_nbd_path = "rbd-nbd";
+  uint32_t io_timeout_ms = 5000;
+  uint32_t reattach_timeout_s = 300;
+  StopPolicy stop_policy = StopPolicy::kLeaveRunning;
+};
+
+// What the command line asked for besides a Config.
+enum class Action { kRun, kHelp, kVersion };
+
+struct ParsedArgs {
+  Action action = Action::kRun;
+  Config config;
+};
+
+// Parses argv (argv[0] is skipped). Reads --config FILE if given.
+Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args);
+
+// Applies a JSON config document over `config`. Unknown keys are errors.
+Status ApplyConfigJson(std::string_view json, Config* config);
+
+// "unix:///run/x.sock" or "/run/x.sock" -> "/run/x.sock".
+Result<std::string> ParseUnixEndpoint(std::string_view endpoint);
+// "127.0.0.1:9810", "[::1]:9810", ":9810" (all interfaces) -> HostPort.
+Result<HostPort> ParseHostPort(std::string_view text);
+
+std::string UsageText();
+
+}  // namespace nbdk

@@ -1,0 +1,44 @@
+// Test-only: runs the real nbdkeeperd binary as a child process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace nbdk::test {
+
+class DaemonProcess {
+ public:
+  // `dir` holds the socket, the state dir and the daemon's stderr log.
+  DaemonProcess(std::string binary, std::string dir);
+  ~DaemonProcess();  // SIGKILLs a daemon still running
+
+  // Starts with the standard test flags plus `extra`; returns once the CSI
+  // socket accepts connections (false after 20 s or if the daemon exited).
+  bool Start(const std::vector<std::string>& extra = {});
+  // Sends `signum` and waits; returns the raw wait status.
+  int Stop(int signum);
+  // Waits for the process to exit by itself (up to timeout); raw wait status
+  // or -1 on timeout.
+  int Wait(int timeout_ms);
+
+  std::string socket_path() const { return dir_ + "/csi.sock"; }
+  std::string endpoint() const { return "unix://" + socket_path(); }
+  int health_port() const { return health_port_; }
+  pid_t pid() const { return pid_; }
+  // Raw wait status of a daemon that exited during Start().
+  int start_exit_status() const { return start_exit_status_; }
+  std::string Log() const;
+
+ private:
+  std::string binary_, dir_;
+  pid_t pid_ = -1;
+  int health_port_ = 0;
+  int start_exit_status_ = -1;
+};
+
+// Whether something accepts connections on a unix socket path.
+bool SocketAccepts(const std::string& path);
+
+}  // namespace nbdk::test

@@ -1,0 +1,140 @@
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace nbdk {
+namespace {
+
+Result<ParsedArgs> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "nbdkeeperd");
+  return ParseArgs(args);
+}
+
+// Expects an InvalidArgument whose message contains every fragment.
+void ExpectError(const Status& s, std::initializer_list<const char*> fragments) {
+  ASSERT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+  for (const char* f : fragments) EXPECT_NE(s.message().find(f), std::string::npos) << s.message();
+}
+
+TEST(ConfigTest, Defaults) {
+  auto r = Parse({});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Config& c = r->config;
+  EXPECT_EQ(c.csi_socket_path, "/run/nbdkeeper/csi.sock");
+  EXPECT_EQ(c.socket_mode, 0600u);
+  EXPECT_EQ(c.state_dir, "/var/lib/nbdkeeper");
+  EXPECT_EQ(c.health.host, "127.0.0.1");
+  EXPECT_EQ(c.health.port, 9810);
+  EXPECT_FALSE(c.node_id.empty());  // the hostname
+  EXPECT_EQ(c.io_timeout_ms, 5000u);
+  EXPECT_EQ(c.reattach_timeout_s, 300u);
+}
+
+TEST(ConfigTest, FlagsInBothForms) {
+  auto r = Parse({"--csi-endpoint=unix:///tmp/x.sock", "--node-id", "n1", "--socket-mode", "0660",
+                  "--health-listen", "[::1]:9999", "--log-level=debug", "--on-stop", "detach"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->config.csi_socket_path, "/tmp/x.sock");
+  EXPECT_EQ(r->config.node_id, "n1");
+  EXPECT_EQ(r->config.socket_mode, 0660u);
+  EXPECT_EQ(r->config.health.host, "::1");
+  EXPECT_EQ(r->config.health.port, 9999);
+  EXPECT_EQ(r->config.log_level, LogLevel::kDebug);
+  EXPECT_EQ(r->config.stop_policy, StopPolicy::kDetach);
+}
+
+TEST(ConfigTest, HelpAndVersion) {
+  EXPECT_EQ(Parse({"--help"})->action, Action::kHelp);
+  EXPECT_EQ(Parse({"--version"})->action, Action::kVersion);
+  EXPECT_NE(UsageText().find("--csi-endpoint"), std::string::npos);
+}
+
+TEST(ConfigTest, EachBadFlagNamesItself) {
+  ExpectError(Parse({"--bogus", "1"}).status(), {"unknown flag '--bogus'"});
+  ExpectError(Parse({"--node-id"}).status(), {"--node-id", "missing value"});
+  ExpectError(Parse({"positional"}).status(), {"unexpected argument 'positional'"});
+  ExpectError(Parse({"--csi-endpoint", "tcp://1.2.3.4:5"}).status(), {"--csi-endpoint", "only unix://"});
+  ExpectError(Parse({"--csi-endpoint", "relative.sock"}).status(), {"--csi-endpoint", "absolute"});
+  ExpectError(Parse({"--csi-endpoint", "/" + std::string(200, 'a')}).status(), {"longer than 107"});
+  ExpectError(Parse({"--socket-mode", "0999"}).status(), {"--socket-mode", "octal"});
+  ExpectError(Parse({"--socket-mode", "01777"}).status(), {"--socket-mode"});
+  ExpectError(Parse({"--health-listen", "nocolon"}).status(), {"--health-listen", "host:port"});
+  ExpectError(Parse({"--health-listen", "1.2.3.4:70000"}).status(), {"--health-listen", "port"});
+  ExpectError(Parse({"--log-level", "loud"}).status(), {"--log-level", "'loud'"});
+  ExpectError(Parse({"--state-dir", "rel/dir"}).status(), {"--state-dir", "absolute"});
+  ExpectError(Parse({"--driver-name", "-bad"}).status(), {"--driver-name", "begin and end"});
+  ExpectError(Parse({"--driver-name", "a b"}).status(), {"--driver-name", "' '"});
+  ExpectError(Parse({"--driver-name", std::string(64, 'a')}).status(), {"--driver-name", "63"});
+  ExpectError(Parse({"--io-timeout-ms", "10"}).status(), {"--io-timeout-ms", "smaller than 1000"});
+  ExpectError(Parse({"--io-timeout-ms", "abc"}).status(), {"--io-timeout-ms", "not a non-negative integer"});
+  ExpectError(Parse({"--reattach-timeout", "99999"}).status(), {"--reattach-timeout", "larger than 3600"});
+  ExpectError(Parse({"--on-stop", "kill"}).status(), {"--on-stop", "leave, detach"});
+  ExpectError(Parse({"--node-id", ""}).status(), {"--node-id", "empty"});
+}
+
+class ConfigFileTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& body) {
+    std::ofstream(path_) << body;
+    return path_;
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  std::string path_ = ::testing::TempDir() + "/nbdk_config_test.json";
+};
+
+TEST_F(ConfigFileTest, FileThenFlagsOverride) {
+  auto r = Parse({"--node-id", "from-flag", "--config",
+                  Write(R"({"node_id": "from-file", "state_dir": "/srv/nbdk", "io_timeout_ms": 7000})")});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->config.node_id, "from-flag");
+  EXPECT_EQ(r->config.state_dir, "/srv/nbdk");
+  EXPECT_EQ(r->config.io_timeout_ms, 7000u);
+}
+
+TEST_F(ConfigFileTest, EachBadFieldNamesItself) {
+  ExpectError(Parse({"--config", Write("{nope")}).status(), {path_.c_str(), "invalid JSON at offset"});
+  ExpectError(Parse({"--config", Write("[1]")}).status(), {"top level must be a JSON object"});
+  ExpectError(Parse({"--config", Write(R"({"colour": "red"})")}).status(), {"field 'colour'", "unknown setting"});
+  ExpectError(Parse({"--config", Write(R"({"io_timeout_ms": "5000"})")}).status(),
+              {"field 'io_timeout_ms'", "non-negative integer"});
+  ExpectError(Parse({"--config", Write(R"({"node_id": 3})")}).status(), {"field 'node_id'", "a string"});
+  ExpectError(Parse({"--config", Write(R"({"state_dir": "x"})")}).status(), {"field 'state_dir'", "absolute"});
+  ExpectError(Parse({"--config", Write(R"({"io_timeout_ms": -5})")}).status(), {"field 'io_timeout_ms'"});
+}
+
+TEST_F(ConfigFileTest, MissingFileIsNamed) {
+  auto r = Parse({"--config", "/nonexistent/nbdk.json"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_NE(r.status().message().find("/nonexistent/nbdk.json"), std::string::npos);
+}
+
+TEST(ConfigTest, BadFileChangesNothing) {
+  Config c;
+  c.node_id = "keep";
+  Status s = ApplyConfigJson(R"({"node_id": "changed", "log_level": "loud"})", &c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(c.node_id, "keep");
+}
+
+TEST(EndpointTest, UnixForms) {
+  EXPECT_EQ(*ParseUnixEndpoint("unix:///run/a.sock"), "/run/a.sock");
+  EXPECT_EQ(*ParseUnixEndpoint("/run/a.sock"), "/run/a.sock");
+  EXPECT_FALSE(ParseUnixEndpoint("unix://").ok());
+  EXPECT_FALSE(ParseUnixEndpoint("").ok());
+  EXPECT_FALSE(ParseUnixEndpoint("unix:relative").ok());
+}
+
+TEST(EndpointTest, HostPortForms) {
+  EXPECT_EQ(ParseHostPort(":80")->host, "0.0.0.0");
+  EXPECT_EQ(ParseHostPort("10.1.2.3:8080")->port, 8080);
+  EXPECT_EQ(ParseHostPort("[fe80::1]:1")->host, "fe80::1");
+  EXPECT_FALSE(ParseHostPort("host:").ok());
+  EXPECT_FALSE(ParseHostPort("host:-1").ok());
+}
+
+}  // namespace
+}  // namespace nbdk
