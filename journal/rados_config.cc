@@ -1,0 +1,113 @@
+#include "journal/rados_config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace nbdk {
+namespace {
+
+bool HasSpaceOrControl(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+std::string JoinMonitors(std::vector<std::string> monitors, bool sorted) {
+  if (sorted) std::sort(monitors.begin(), monitors.end());
+  std::string out;
+  for (const auto& m : monitors) {
+    if (!out.empty()) out += ',';
+    out += m;
+  }
+  return out;
+}
+
+// A file librados must read: the field name leads the message.
+Status CheckReadableFile(std::string_view field, const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Status::FromErrno(errno, std::string(field) + " " + path + ": cannot open");
+  }
+  struct stat st {};
+  int rc = fstat(fd, &st);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return Status::FromErrno(err, std::string(field) + " " + path + ": cannot stat");
+  if (!S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(std::string(field) + " " + path + ": not a regular file");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string RadosConfig::Describe() const {
+  std::string out = "monitors ";
+  out += monitors.empty() ? "(from ceph.conf)" : JoinMonitors(monitors, false);
+  if (!ceph_conf.empty()) out += " (conf " + ceph_conf + ")";
+  out += " as client." + user_id;
+  return out;
+}
+
+std::string RadosConfig::CacheKey() const {
+  // '\n' cannot occur in a validated field, so the key is unambiguous.
+  return ceph_conf + "\n" + JoinMonitors(monitors, true) + "\n" + user_id;
+}
+
+Status ValidateRadosConfig(const RadosConfig& config) {
+  if (config.user_id.empty()) return Status::InvalidArgument("user_id: missing");
+  if (config.user_id.rfind("client.", 0) == 0) {
+    return Status::InvalidArgument("user_id: '" + config.user_id +
+                                   "' must name the user without the 'client.' prefix");
+  }
+  if (HasSpaceOrControl(config.user_id)) {
+    return Status::InvalidArgument("user_id: contains a space or control character");
+  }
+  for (size_t i = 0; i < config.monitors.size(); ++i) {
+    const std::string& m = config.monitors[i];
+    if (m.empty() || HasSpaceOrControl(m)) {
+      return Status::InvalidArgument("monitors[" + std::to_string(i) + "]: '" + m +
+                                     "' is empty or contains a space or control character");
+    }
+  }
+  if (HasSpaceOrControl(config.ceph_conf)) {
+    return Status::InvalidArgument("ceph_conf: contains a space or control character");
+  }
+  if (config.timeout_s < 1 || config.timeout_s > 3600) {
+    return Status::InvalidArgument("timeout_s: " + std::to_string(config.timeout_s) +
+                                   " is outside 1..3600 seconds");
+  }
+  if (config.keyfile.empty()) return Status::InvalidArgument("keyfile: missing");
+  NBDK_RETURN_IF_ERROR(CheckReadableFile("keyfile", config.keyfile));
+  if (!config.ceph_conf.empty()) NBDK_RETURN_IF_ERROR(CheckReadableFile("ceph_conf", config.ceph_conf));
+  return Status::Ok();
+}
+
+Status StatusFromRados(int rc, std::string_view what) {
+  int err = std::abs(rc);
+  switch (err) {
+    case ESHUTDOWN:
+      return Status::Unavailable(std::string(what) +
+                                 ": client blocklisted or connection shut down (ESHUTDOWN)");
+    case ENOTCONN:
+    case ECONNREFUSED:
+      return Status::Unavailable(Status::FromErrno(err, what).message());
+    case EACCES:
+    case EPERM:
+      return Status::FailedPrecondition(Status::FromErrno(err, what).message() +
+                                        " (check the cephx user's caps)");
+    default:
+      return Status::FromErrno(err, what);
+  }
+}
+
+bool IsConnectionError(int rc) {
+  int err = std::abs(rc);
+  return err == ESHUTDOWN || err == ENOTCONN || err == ETIMEDOUT;
+}
+
+}  // namespace nbdk

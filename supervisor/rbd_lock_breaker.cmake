@@ -1,0 +1,9 @@
+# nbdk_rbd_lock_breaker: RbdLockBreaker (supervisor/rbd_lock_breaker.h) and
+# the Ceph address rule it rests on (supervisor/ceph_address.h).
+# Included from journal/CMakeLists.txt for now; paths are relative to this
+# file so it can be included from anywhere.
+add_library(nbdk_rbd_lock_breaker STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/ceph_address.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rbd_lock_breaker.cc
+)
+target_link_libraries(nbdk_rbd_lock_breaker PUBLIC nbdk_rados)

@@ -1,0 +1,64 @@
+// RbdLockBreaker: the LockBreaker that talks to the cluster through librbd.
+//
+// The rule (what makes a lock "our own dead process's"):
+//  (a) The caller calls BreakDeadOwnerLock() only after it saw the rbd-nbd
+//      child it runs for this image die, and before it starts the
+//      replacement (rbd-nbd attach). nbdkeeper is the only mapper of the
+//      image on this host, so a lock held from this host now is the dead
+//      child's.
+//  (b) The exclusive-lock owner's address (rbd_lock_get_owners) is checked
+//      with IsLocalAddress() against this host's interface addresses
+//      (getifaddrs, loopback included). An owner on any other host, or one
+//      whose address does not parse, is never touched: FailedPrecondition
+//      naming the owner.
+//  (c) No owner (or an image without the exclusive-lock feature): OK,
+//      nothing to break.
+// Otherwise rbd_lock_break(EXCLUSIVE, owner). librbd then blocklists the
+// owner's address first (rbd_blocklist_on_break_lock, default true; the
+// cephx user needs the mon caps of `profile rbd` for "osd blocklist") and
+// removes the lock only if the owner is still the one we saw (else EBUSY,
+// reported as Aborted). The blocklist also ends the dead client's stale
+// watch: an OSD taking the new OSD map drops every watch of a blocklisted
+// client (PrimaryLogPG::check_blocklisted_obc_watchers ->
+// handle_watch_timeout) instead of waiting for the 30 s watch timeout. The
+// dead client's address carries a random nonce, so the blocklist never
+// hits the replacement rbd-nbd.
+//
+// The image is opened read-write (rbd_open, no snapshot): librbd refuses
+// lock_break on a read-only handle (-EROFS). Opening adds a short-lived
+// watch of our own and never takes the lock.
+//
+// Every call logs one `lock_break` event: image, owner, owner_watches,
+// duration_ms, outcome.
+#pragma once
+
+#include <functional>
+
+#include "daemon/event_loop.h"
+#include "journal/rados_clients.h"
+#include "journal/rados_config.h"
+#include "supervisor/lock_breaker.h"
+
+namespace nbdk {
+
+// RadosConfig (timeout_s left at `timeout_s`) reaching `image`'s cluster as
+// its user.
+RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
+
+class RbdLockBreaker : public LockBreaker {
+ public:
+  // `loop` and `clients` must outlive every call in flight. `timeout_s`
+  // bounds each cluster operation (connect, open, lock calls).
+  RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s = 10);
+
+  // Loop thread only; see LockBreaker and the rule above. Errors name the
+  // image (pool/[ns/]image) and, for a foreign owner, its address.
+  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) override;
+
+ private:
+  EventLoop& loop_;
+  RadosClients& clients_;
+  int timeout_s_;
+};
+
+}  // namespace nbdk
