@@ -1,0 +1,33 @@
+// What sysfs says about /dev/nbd<index>: small pure file reads.
+//
+// /sys/block/nbd<index>/backend holds the backend identifier given at
+// connect time: rbd-nbd's cookie (a random UUID unless --cookie was
+// passed). It is how the supervisor and the journal recognise their device.
+//
+// /sys/block/nbd<index>/pid exists while the device holds a configuration,
+// but its CONTENT is the pid of the process that ORIGINALLY mapped it and
+// stays so forever, even after a re-attach by another process: never use it
+// to find or signal the process serving the device.
+//
+// `sysfs_root` is "/sys" in production, a temporary directory in tests.
+// Thread-safe; blocking file I/O, but sysfs reads do not wait on devices.
+#pragma once
+
+#include <string>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+// The cookie of /dev/nbd<index>, without the trailing newline. NotFound when
+// the device or its backend file does not exist (not connected, or
+// connected without a backend identifier) or the file is empty;
+// InvalidArgument for a negative index.
+Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_root = "/sys");
+
+// Whether /sys/block/nbd<index>/pid exists (the device is in use). Its
+// content is deliberately not read: see above. InvalidArgument for a
+// negative index; IoError when the existence cannot be determined.
+Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root = "/sys");
+
+}  // namespace nbdk

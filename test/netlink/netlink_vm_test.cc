@@ -1,0 +1,288 @@
+// netlink_vm_test: NbdNetlink against a real kernel nbd driver, rbd-nbd and a
+// one-node Ceph cluster. Runs only inside the test VM (nbd loaded with
+// nbds_max=16), started by the VM harness, which exports:
+//   CEPH_CONF, NBDK_TEST_POOL, NBDK_TEST_CLIENT_ID, NBDK_TEST_KEYFILE.
+// Nothing is skipped: a missing variable or tool is a failure saying so.
+// Tests print what the kernel does ("[ kernel ]" lines) for the record.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "daemon/uv_handle.h"
+#include "netlink/nbd_netlink.h"
+#include "netlink/nbd_sysfs.h"
+#include "test/netlink/vm_command.h"
+
+namespace nbdk {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using vmtest::SpawnedChild;
+
+constexpr int kExpectedDevices = 16;  // the harness loads nbd nbds_max=16
+
+std::string DeviceName(int index) { return "/dev/nbd" + std::to_string(index); }
+
+double MsSince(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+// Runs the loop until a callback calls loop.Stop() or `limit` passes.
+void RunLoop(EventLoop& loop, milliseconds limit) {
+  Timer deadline(loop);
+  deadline.Start(static_cast<uint64_t>(limit.count()), 0, [&] { loop.Stop(); });
+  loop.Run();
+}
+
+// Polls STATUS until /dev/nbd<index> reports disconnected or `limit` passes;
+// returns the last status seen.
+Result<NbdDeviceStatus> WaitDisconnected(NbdNetlink& nl, int index, milliseconds limit) {
+  const auto give_up = Clock::now() + limit;
+  for (;;) {
+    auto status = nl.Status(index);
+    if (!status.ok() || !status->connected || Clock::now() >= give_up) return status;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
+struct LinkDeadEvent {
+  int index;
+  Clock::time_point at;
+};
+
+TEST(NbdNetlinkVmTest, StatusListsSixteenDisconnectedDevices) {
+  EventLoop loop;
+  {
+    auto nl = NbdNetlink::Open(loop);
+    ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+    auto devices = (*nl)->Status();
+    ASSERT_TRUE(devices.ok()) << devices.status().ToString();
+    ASSERT_EQ(devices->size(), static_cast<size_t>(kExpectedDevices))
+        << "the VM harness loads nbd with nbds_max=" << kExpectedDevices;
+    std::set<int> indices;
+    for (const NbdDeviceStatus& d : *devices) {
+      indices.insert(d.index);
+      EXPECT_FALSE(d.connected) << DeviceName(d.index) << " is connected before any map";
+    }
+    EXPECT_EQ(indices.size(), static_cast<size_t>(kExpectedDevices));
+    EXPECT_EQ(*indices.begin(), 0);
+    EXPECT_EQ(*indices.rbegin(), kExpectedDevices - 1);
+
+    auto one = (*nl)->Status(kExpectedDevices - 1);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(*one, (NbdDeviceStatus{kExpectedDevices - 1, false}));
+    EXPECT_EQ((*nl)->Status(kExpectedDevices + 100).status().code(), Code::kNotFound);
+
+    auto free_index = (*nl)->FindFreeDevice();
+    ASSERT_TRUE(free_index.ok()) << free_index.status().ToString();
+    EXPECT_EQ(*free_index, 0);
+    EXPECT_EQ(ReadNbdBackendCookie(0).status().code(), Code::kNotFound);
+
+    // The kernel acks a DISCONNECT of an idle device and rejects an unknown one.
+    Status idle = (*nl)->Disconnect(kExpectedDevices - 1);
+    std::cout << "[ kernel ] DISCONNECT of idle " << DeviceName(kExpectedDevices - 1) << ": "
+              << idle.ToString() << "\n";
+    EXPECT_TRUE(idle.ok()) << idle.ToString();
+    Status unknown = (*nl)->Disconnect(4096);
+    std::cout << "[ kernel ] DISCONNECT of /dev/nbd4096: " << unknown.ToString() << "\n";
+    EXPECT_EQ(unknown.code(), Code::kInvalidArgument) << unknown.ToString();
+  }
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+// Tests that map real images through rbd-nbd.
+class NbdNetlinkCephTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string missing;
+    for (const char* name : {"CEPH_CONF", "NBDK_TEST_POOL", "NBDK_TEST_CLIENT_ID",
+                             "NBDK_TEST_KEYFILE"}) {
+      const char* value = std::getenv(name);
+      if (value == nullptr || *value == '\0') {
+        missing += missing.empty() ? name : std::string(", ") + name;
+      } else {
+        env_[name] = value;
+      }
+    }
+    ASSERT_TRUE(missing.empty()) << "environment variable(s) not set: " << missing
+                                 << " (the VM harness must export CEPH_CONF, NBDK_TEST_POOL, "
+                                    "NBDK_TEST_CLIENT_ID and NBDK_TEST_KEYFILE)";
+    auto nl = NbdNetlink::Open(loop_);
+    ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+    nl_ = std::move(*nl);
+  }
+
+  void TearDown() override {
+    nl_.reset();
+    EXPECT_TRUE(loop_.Shutdown().ok());
+  }
+
+  // `argv` plus the cluster arguments the harness provides.
+  std::vector<std::string> WithCephArgs(std::vector<std::string> argv) {
+    argv.insert(argv.end(), {"--conf", env_["CEPH_CONF"], "--id", env_["NBDK_TEST_CLIENT_ID"],
+                             "--keyfile", env_["NBDK_TEST_KEYFILE"]});
+    return argv;
+  }
+
+  std::string Spec(const std::string& image) { return env_["NBDK_TEST_POOL"] + "/" + image; }
+
+  // Runs a command that must succeed.
+  Status Run(const std::vector<std::string>& argv) {
+    auto out = vmtest::RunCommand(argv);
+    if (!out.ok()) return out.status();
+    if (out->exit.code != 0) {
+      return Status::Internal(vmtest::JoinArgv(argv) + ": " + out->exit.ToString());
+    }
+    return Status::Ok();
+  }
+
+  Status CreateImage(const std::string& image) {
+    return Run(WithCephArgs({"rbd", "create", "--size", "64M", Spec(image)}));
+  }
+
+  // Maps `image` on /dev/nbd<index> with `cookie` through rbd-nbd in the
+  // foreground (our child, so kill -9 hits the process serving the device).
+  Result<SpawnedChild> Map(const std::string& image, int index, const std::string& cookie) {
+    auto child = SpawnedChild::Spawn(WithCephArgs(
+        {"rbd-nbd", "map", "--try-netlink", "--device", DeviceName(index), "--cookie", cookie,
+         "--show-cookie", "--reattach-timeout", "60", "-f", Spec(image)}));
+    if (!child.ok()) return child.status();
+    auto line = child->ReadLine(milliseconds(180000));
+    if (!line.ok()) return line.status().WithContext("rbd-nbd map " + Spec(image));
+    std::istringstream words(*line);
+    std::string device, shown_cookie;
+    words >> device >> shown_cookie;
+    std::cout << "[ rbd-nbd ] map printed '" << *line << "'\n";
+    if (device != DeviceName(index)) {
+      return Status::Internal("rbd-nbd map printed '" + *line + "', expected " + DeviceName(index));
+    }
+    if (shown_cookie != cookie) {
+      return Status::Internal("rbd-nbd map printed cookie '" + shown_cookie + "', expected " + cookie);
+    }
+    return std::move(*child);
+  }
+
+  std::string NewCookie() {
+    std::ifstream uuid("/proc/sys/kernel/random/uuid");
+    std::string cookie;
+    uuid >> cookie;
+    EXPECT_FALSE(cookie.empty()) << "cannot read /proc/sys/kernel/random/uuid";
+    return cookie;
+  }
+
+  std::string ImageName(const char* what) {
+    return std::string("nbdk-netlink-vm-") + what + "-" + std::to_string(getpid());
+  }
+
+  EventLoop loop_;
+  std::unique_ptr<NbdNetlink> nl_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
+  const std::string image = ImageName("kill");
+  ASSERT_TRUE(CreateImage(image).ok());
+  auto index = nl_->FindFreeDevice();
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const std::string cookie = NewCookie();
+  auto child = Map(image, *index, cookie);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+
+  auto status = nl_->Status(*index);
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_TRUE(status->connected) << DeviceName(*index) << " not connected after map";
+  auto backend = ReadNbdBackendCookie(*index);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  EXPECT_EQ(*backend, cookie);
+  auto free_now = nl_->FindFreeDevice();
+  ASSERT_TRUE(free_now.ok()) << free_now.status().ToString();
+  EXPECT_NE(*free_now, *index) << "FindFreeDevice returned the mapped device";
+
+  std::vector<LinkDeadEvent> events;
+  ASSERT_TRUE(nl_->SubscribeLinkDead([&](int dead) {
+                   events.push_back({dead, Clock::now()});
+                   if (events.size() == 1) loop_.Stop();
+                 }).ok());
+  const auto killed_at = Clock::now();
+  ASSERT_EQ(kill(child->pid(), SIGKILL), 0);
+  RunLoop(loop_, milliseconds(5000));
+
+  ASSERT_FALSE(events.empty()) << "no LINK_DEAD within 5 s of kill -9 of rbd-nbd";
+  const double latency_ms = MsSince(killed_at, events[0].at);
+  std::cout << "[ kernel ] kill -9 of rbd-nbd (pid " << child->pid() << ") -> LINK_DEAD for nbd"
+            << events[0].index << " after " << latency_ms << " ms\n";
+  EXPECT_EQ(events[0].index, *index);
+  EXPECT_LT(latency_ms, 1000.0) << "LINK_DEAD took longer than 1 s to reach the loop";
+
+  auto exit = child->Wait(milliseconds(10000));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->code, -SIGKILL);
+  auto after_kill = nl_->Status(*index);
+  std::cout << "[ kernel ] STATUS after kill -9 (reattach window open): "
+            << (after_kill.ok() ? (after_kill->connected ? "connected" : "disconnected")
+                                : after_kill.status().ToString())
+            << "\n";
+
+  // Clean up: unmap works on a device with no process behind it.
+  EXPECT_TRUE(Run(WithCephArgs({"rbd-nbd", "unmap", DeviceName(*index)})).ok());
+  RunLoop(loop_, milliseconds(1500));  // collect any LINK_DEAD the unmap causes
+  auto final_status = WaitDisconnected(*nl_, *index, milliseconds(30000));
+  ASSERT_TRUE(final_status.ok()) << final_status.status().ToString();
+  EXPECT_FALSE(final_status->connected) << DeviceName(*index) << " still connected after unmap";
+  std::cout << "[ kernel ] LINK_DEAD events in total for the kill + unmap: " << events.size()
+            << "\n";
+}
+
+TEST_F(NbdNetlinkCephTest, PlannedUnmapLeavesTheDeviceDisconnected) {
+  const std::string image = ImageName("unmap");
+  ASSERT_TRUE(CreateImage(image).ok());
+  auto index = nl_->FindFreeDevice();
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const std::string cookie = NewCookie();
+  auto child = Map(image, *index, cookie);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  auto backend = ReadNbdBackendCookie(*index);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  EXPECT_EQ(*backend, cookie);
+
+  std::vector<LinkDeadEvent> events;
+  ASSERT_TRUE(nl_->SubscribeLinkDead([&](int dead) { events.push_back({dead, Clock::now()}); }).ok());
+  const auto unmap_at = Clock::now();
+  Status unmap = Run(WithCephArgs({"rbd-nbd", "unmap", DeviceName(*index)}));
+  ASSERT_TRUE(unmap.ok()) << unmap.ToString();
+  // Collect whatever the kernel multicasts around a planned unmap.
+  RunLoop(loop_, milliseconds(3000));
+
+  std::cout << "[ kernel ] planned rbd-nbd unmap of " << DeviceName(*index) << ": "
+            << events.size() << " LINK_DEAD event(s)";
+  for (const LinkDeadEvent& e : events) {
+    std::cout << " [nbd" << e.index << " after " << MsSince(unmap_at, e.at) << " ms]";
+  }
+  std::cout << "\n";
+  for (const LinkDeadEvent& e : events) EXPECT_EQ(e.index, *index);
+
+  auto exit = child->Wait(milliseconds(30000));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  std::cout << "[ rbd-nbd ] map -f after unmap: " << exit->ToString() << "\n";
+  EXPECT_EQ(exit->code, 0);
+
+  auto final_status = WaitDisconnected(*nl_, *index, milliseconds(30000));
+  ASSERT_TRUE(final_status.ok()) << final_status.status().ToString();
+  EXPECT_FALSE(final_status->connected) << DeviceName(*index) << " still connected after unmap";
+  auto gone = ReadNbdBackendCookie(*index);
+  std::cout << "[ kernel ] backend after unmap: " << gone.status().ToString() << "\n";
+  EXPECT_EQ(gone.status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace nbdk
