@@ -4,7 +4,9 @@
 #include <linux/nbd-netlink.h>
 #include <linux/netlink.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <string>

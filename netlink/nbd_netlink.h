@@ -68,9 +68,10 @@ class NbdNetlink {
 
   // The lowest index that is not connected and has no /sys/block/nbdX/pid.
   // ResourceExhausted when every device is taken (or none exist).
-  // Racy by nature: another mapper may take the device before the caller
-  // uses it; rbd-nbd then fails with "device busy" for that --device. When
-  // no device is given, rbd-nbd picks a free one itself.
+  // Racy by nature: another mapper may take the device between this answer
+  // and the caller's map; the kernel then refuses the CONNECT (EBUSY) and
+  // `rbd-nbd map --device` fails, so retry with a new answer. Without
+  // --device, rbd-nbd picks a free device itself.
   Result<int> FindFreeDevice();
 
   // Joins nbd_mc_group on a second, non-blocking socket watched on the loop;

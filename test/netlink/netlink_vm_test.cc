@@ -1,7 +1,8 @@
 // netlink_vm_test: NbdNetlink against a real kernel nbd driver, rbd-nbd and a
 // one-node Ceph cluster. Runs only inside the test VM (nbd loaded with
 // nbds_max=16), started by the VM harness, which exports:
-//   CEPH_CONF, NBDK_TEST_POOL, NBDK_TEST_CLIENT_ID, NBDK_TEST_KEYFILE.
+//   CEPH_CONF, NBDK_TEST_POOL, NBDK_TEST_CLIENT_ID, NBDK_TEST_KEYFILE
+// (or ceph-up.sh's NBDK_CEPH_POOL, NBDK_CEPH_ID, NBDK_CEPH_KEY_FILE).
 // Nothing is skipped: a missing variable or tool is a failure saying so.
 // Tests print what the kernel does ("[ kernel ]" lines) for the record.
 #include <gtest/gtest.h>
@@ -104,19 +105,28 @@ TEST(NbdNetlinkVmTest, StatusListsSixteenDisconnectedDevices) {
 class NbdNetlinkCephTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Each setting under the name the brief gives, or the name test/vm's
+    // ceph-up.sh writes to its env file.
+    const std::pair<const char*, const char*> settings[] = {
+        {"CEPH_CONF", "CEPH_CONF"},
+        {"NBDK_TEST_POOL", "NBDK_CEPH_POOL"},
+        {"NBDK_TEST_CLIENT_ID", "NBDK_CEPH_ID"},
+        {"NBDK_TEST_KEYFILE", "NBDK_CEPH_KEY_FILE"},
+    };
     std::string missing;
-    for (const char* name : {"CEPH_CONF", "NBDK_TEST_POOL", "NBDK_TEST_CLIENT_ID",
-                             "NBDK_TEST_KEYFILE"}) {
+    for (const auto& [name, alias] : settings) {
       const char* value = std::getenv(name);
+      if (value == nullptr || *value == '\0') value = std::getenv(alias);
       if (value == nullptr || *value == '\0') {
-        missing += missing.empty() ? name : std::string(", ") + name;
+        missing += (missing.empty() ? "" : ", ") + std::string(name);
+        if (std::string(alias) != name) missing += std::string(" (or ") + alias + ")";
       } else {
         env_[name] = value;
       }
     }
     ASSERT_TRUE(missing.empty()) << "environment variable(s) not set: " << missing
-                                 << " (the VM harness must export CEPH_CONF, NBDK_TEST_POOL, "
-                                    "NBDK_TEST_CLIENT_ID and NBDK_TEST_KEYFILE)";
+                                 << ". The VM harness must export the Ceph config, pool, "
+                                    "client id and key file for netlink_vm_test.";
     auto nl = NbdNetlink::Open(loop_);
     ASSERT_TRUE(nl.ok()) << nl.status().ToString();
     nl_ = std::move(*nl);
