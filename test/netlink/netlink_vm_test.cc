@@ -135,6 +135,15 @@ class NbdNetlinkCephTest : public ::testing::Test {
   void TearDown() override {
     nl_.reset();
     EXPECT_TRUE(loop_.Shutdown().ok());
+    // Best effort: right after a kill -9 the dead client's watch keeps the
+    // image busy for ~30 s, so a failure here is only reported.
+    for (const std::string& image : images_) {
+      auto rm = vmtest::RunCommand(WithCephArgs({"rbd", "rm", "--no-progress", Spec(image)}));
+      if (!rm.ok() || rm->exit.code != 0) {
+        std::cout << "[ cleanup ] rbd rm " << Spec(image) << ": "
+                  << (rm.ok() ? rm->exit.ToString() : rm.status().ToString()) << "\n";
+      }
+    }
   }
 
   // `argv` plus the cluster arguments the harness provides.
@@ -157,7 +166,9 @@ class NbdNetlinkCephTest : public ::testing::Test {
   }
 
   Status CreateImage(const std::string& image) {
-    return Run(WithCephArgs({"rbd", "create", "--size", "64M", Spec(image)}));
+    NBDK_RETURN_IF_ERROR(Run(WithCephArgs({"rbd", "create", "--size", "64M", Spec(image)})));
+    images_.push_back(image);
+    return Status::Ok();
   }
 
   // Maps `image` on /dev/nbd<index> with `cookie` through rbd-nbd in the
@@ -197,11 +208,13 @@ class NbdNetlinkCephTest : public ::testing::Test {
   EventLoop loop_;
   std::unique_ptr<NbdNetlink> nl_;
   std::map<std::string, std::string> env_;
+  std::vector<std::string> images_;  // created by this test, removed in TearDown
 };
 
 TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
   const std::string image = ImageName("kill");
-  ASSERT_TRUE(CreateImage(image).ok());
+  Status created = CreateImage(image);
+  ASSERT_TRUE(created.ok()) << created.ToString();
   auto index = nl_->FindFreeDevice();
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   const std::string cookie = NewCookie();
@@ -255,7 +268,8 @@ TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
 
 TEST_F(NbdNetlinkCephTest, PlannedUnmapLeavesTheDeviceDisconnected) {
   const std::string image = ImageName("unmap");
-  ASSERT_TRUE(CreateImage(image).ok());
+  Status created = CreateImage(image);
+  ASSERT_TRUE(created.ok()) << created.ToString();
   auto index = nl_->FindFreeDevice();
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   const std::string cookie = NewCookie();
