@@ -51,7 +51,7 @@ class RadosClients {
 
  private:
   struct Entry {
-    std::shared_ptr<RadosCluster> cluster;          // null while connecting
+    std::shared_ptr<RadosCluster> cluster;           // null while connecting
     std::vector<RadosCluster::ConnectDone> waiters;  // non-empty while connecting
   };
   struct State {

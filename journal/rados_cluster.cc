@@ -36,8 +36,7 @@ Result<RadosHandle> CreateConfiguredHandle(const RadosConfig& config, const std:
     rc = rados_conf_read_file(raw, nullptr);
     if (rc < 0 && rc != -ENOENT) return StatusFromRados(rc, what + ": read the default ceph.conf");
     if (rc == -ENOENT && config.monitors.empty()) {
-      return Status::InvalidArgument(
-          "monitors: none given and no ceph.conf in librados' default search path");
+      return Status::InvalidArgument("monitors: none given and no ceph.conf in librados' default search path");
     }
   }
 
@@ -75,15 +74,23 @@ Result<std::shared_ptr<RadosCluster>> RadosCluster::ConnectBlocking(const RadosC
 
   auto start = std::chrono::steady_clock::now();
   int rc = rados_connect(handle->get());
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
-                .count();
-  NBDK_LOG_INFO("rados_connect", {{"cluster", config.Describe()},
-                                  {"duration_ms", ms},
-                                  {"outcome", rc < 0 ? std::string(strerror(-rc)) : "ok"}});
-  if (rc == -EACCES || rc == -EPERM) {
-    return Status::FailedPrecondition(what + ": authentication failed (check user_id and the key in keyfile)");
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  const std::string outcome = rc < 0 ? std::string(strerror(-rc)) : "ok";
+  NBDK_LOG_INFO("rados_connect", {{"cluster", config.Describe()}, {"duration_ms", ms}, {"outcome", outcome}});
+  switch (-rc) {
+    case 0:
+      break;
+    case EACCES:
+    case EPERM:
+      return Status::FailedPrecondition(what + ": authentication failed (check user_id and the key in keyfile)");
+    case EINVAL:  // librados says nothing more specific for either
+      return Status::InvalidArgument(what + ": a monitor address does not parse or resolve, or keyfile " +
+                                     config.keyfile + " does not hold a base64 cephx key");
+    case ENOENT:
+      return Status::InvalidArgument(what + ": no monitor address (set monitors, or mon_host in ceph_conf)");
+    default:
+      return StatusFromRados(rc, what);
   }
-  if (rc < 0) return StatusFromRados(rc, what);
   return std::make_shared<RadosCluster>(std::move(handle).value(), config.Describe());
 }
 
@@ -171,8 +178,7 @@ Result<std::map<std::string, std::string>> OmapGet(IoCtx& io, const std::string&
   if (!op) return Status::ResourceExhausted(what + ": rados_create_read_op failed");
   rados_omap_iter_t raw_iter = nullptr;
   int op_rc = 0;
-  rados_read_op_omap_get_vals_by_keys2(op.get(), key_ptrs.data(), key_ptrs.size(), key_lens.data(),
-                                       &raw_iter, &op_rc);
+  rados_read_op_omap_get_vals_by_keys2(op.get(), key_ptrs.data(), key_ptrs.size(), key_lens.data(), &raw_iter, &op_rc);
   // librados allocates the iterator here, before the operation runs.
   std::unique_ptr<void, OmapIterDeleter> iter(raw_iter);
   int rc = io.cluster().NoteResult(rados_read_op_operate(op.get(), io.get(), object.c_str(), 0));

@@ -28,7 +28,8 @@ std::string JoinMonitors(std::vector<std::string> monitors, bool sorted) {
 
 // A file librados must read: the field name leads the message.
 Status CheckReadableFile(std::string_view field, const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must fail the check below, not hang the caller.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return Status::FromErrno(errno, std::string(field) + " " + path + ": cannot open");
   }
@@ -61,8 +62,7 @@ std::string RadosConfig::CacheKey() const {
 Status ValidateRadosConfig(const RadosConfig& config) {
   if (config.user_id.empty()) return Status::InvalidArgument("user_id: missing");
   if (config.user_id.rfind("client.", 0) == 0) {
-    return Status::InvalidArgument("user_id: '" + config.user_id +
-                                   "' must name the user without the 'client.' prefix");
+    return Status::InvalidArgument("user_id: '" + config.user_id + "' must name the user without the 'client.' prefix");
   }
   if (HasSpaceOrControl(config.user_id)) {
     return Status::InvalidArgument("user_id: contains a space or control character");
@@ -74,12 +74,13 @@ Status ValidateRadosConfig(const RadosConfig& config) {
                                      "' is empty or contains a space or control character");
     }
   }
-  if (HasSpaceOrControl(config.ceph_conf)) {
-    return Status::InvalidArgument("ceph_conf: contains a space or control character");
+  // librados reads ceph_conf as a list of paths split at these characters.
+  if (HasSpaceOrControl(config.ceph_conf) || config.ceph_conf.find_first_of(",;") != std::string::npos) {
+    return Status::InvalidArgument("ceph_conf: '" + config.ceph_conf +
+                                   "' contains a space, ',', ';' or control character");
   }
   if (config.timeout_s < 1 || config.timeout_s > 3600) {
-    return Status::InvalidArgument("timeout_s: " + std::to_string(config.timeout_s) +
-                                   " is outside 1..3600 seconds");
+    return Status::InvalidArgument("timeout_s: " + std::to_string(config.timeout_s) + " is outside 1..3600 seconds");
   }
   if (config.keyfile.empty()) return Status::InvalidArgument("keyfile: missing");
   NBDK_RETURN_IF_ERROR(CheckReadableFile("keyfile", config.keyfile));
@@ -91,15 +92,13 @@ Status StatusFromRados(int rc, std::string_view what) {
   int err = std::abs(rc);
   switch (err) {
     case ESHUTDOWN:
-      return Status::Unavailable(std::string(what) +
-                                 ": client blocklisted or connection shut down (ESHUTDOWN)");
+      return Status::Unavailable(std::string(what) + ": client blocklisted or connection shut down (ESHUTDOWN)");
     case ENOTCONN:
     case ECONNREFUSED:
       return Status::Unavailable(Status::FromErrno(err, what).message());
     case EACCES:
     case EPERM:
-      return Status::FailedPrecondition(Status::FromErrno(err, what).message() +
-                                        " (check the cephx user's caps)");
+      return Status::FailedPrecondition(Status::FromErrno(err, what).message() + " (check the cephx user's caps)");
     default:
       return Status::FromErrno(err, what);
   }

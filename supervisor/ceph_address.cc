@@ -68,13 +68,9 @@ Result<std::string> ParseOneAddress(std::string_view addr) {
   return ip;
 }
 
-bool IsLoopback(const std::string& canonical_ip) {
-  return canonical_ip == "::1" || canonical_ip.rfind("127.", 0) == 0;
-}
+bool IsLoopback(const std::string& canonical_ip) { return canonical_ip == "::1" || canonical_ip.rfind("127.", 0) == 0; }
 
-bool IsUnspecified(const std::string& canonical_ip) {
-  return canonical_ip == "0.0.0.0" || canonical_ip == "::";
-}
+bool IsUnspecified(const std::string& canonical_ip) { return canonical_ip == "0.0.0.0" || canonical_ip == "::"; }
 
 }  // namespace
 

@@ -29,8 +29,8 @@ using RbdImage = std::unique_ptr<void, RbdImageCloser>;
 // What one call found and did; logged as the lock_break event.
 struct BreakOutcome {
   Status status;
-  std::string owner;        // empty: no owner seen
-  int owner_watches = -1;   // watches on the header at the owner's address; -1: unknown
+  std::string owner;       // empty: no owner seen
+  int owner_watches = -1;  // watches on the header at the owner's address; -1: unknown
   std::string outcome = "error";
 };
 
@@ -114,8 +114,8 @@ BreakOutcome BreakInWork(std::shared_ptr<RadosCluster> cluster, const ImageSpec&
     Result<std::vector<std::string>> parsed = CephAddressIps(out.owner);
     std::string why = parsed.ok() ? "is not an address of this host" : parsed.status().message();
     out.outcome = "foreign_owner";
-    out.status = Status::FailedPrecondition("image " + image_path + ": exclusive lock owner " + out.owner +
-                                            " " + why + "; only a lock of this host's dead rbd-nbd is broken");
+    out.status = Status::FailedPrecondition("image " + image_path + ": exclusive lock owner " + out.owner + " " + why +
+                                            "; only a lock of this host's dead rbd-nbd is broken");
     return out;
   }
 
@@ -135,8 +135,8 @@ BreakOutcome BreakInWork(std::shared_ptr<RadosCluster> cluster, const ImageSpec&
       return out;
     case EACCES:
     case EPERM:
-      return fail(Status::FailedPrecondition(
-          "blocklist lock owner " + out.owner + ": permission denied (the cephx user needs mon caps 'profile rbd')"));
+      return fail(Status::FailedPrecondition("blocklist lock owner " + out.owner +
+                                             ": permission denied (the cephx user needs mon caps 'profile rbd')"));
     default:
       return fail(StatusFromRados(rc, "break the exclusive lock of " + out.owner));
   }
@@ -180,8 +180,7 @@ void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<vo
   assert(loop_.IsLoopThread());
   const Clock::time_point start = Clock::now();
   EventLoop& loop = loop_;
-  clients_.Get(RadosConfigForImage(image, timeout_s_), [&loop, image, start, done = std::move(done)](
-                                                          Result<std::shared_ptr<RadosCluster>> cluster) {
+  auto on_connected = [&loop, image, start, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
     if (!cluster.ok()) {
       BreakOutcome out;
       out.status = cluster.status().WithContext("break lock of image " + image.Path());
@@ -190,16 +189,16 @@ void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<vo
       return;
     }
     auto out = std::make_shared<BreakOutcome>();
-    loop.RunBlocking(
-        // The work drops its cluster reference on the pool thread.
-        [cluster = std::move(cluster).value(), image, out]() mutable {
-          *out = BreakInWork(std::move(cluster), image);
-        },
-        [image, start, out, done] {
-          LogOutcome(image, start, *out);
-          done(out->status);
-        });
-  });
+    // The work drops its cluster reference on the pool thread.
+    auto work = [cluster = std::move(cluster).value(), image, out]() mutable {
+      *out = BreakInWork(std::move(cluster), image);
+    };
+    loop.RunBlocking(std::move(work), [image, start, out, done] {
+      LogOutcome(image, start, *out);
+      done(out->status);
+    });
+  };
+  clients_.Get(RadosConfigForImage(image, timeout_s_), std::move(on_connected));
 }
 
 }  // namespace nbdk

@@ -42,8 +42,7 @@ TEST(CephAddressIpsTest, ParsesEveryPrintedForm) {
   EXPECT_EQ(IpsOf("v2:[fd00::2]:3300/0"), std::vector<std::string>{"fd00::2"});
   EXPECT_EQ(IpsOf("10.0.0.1:6789"), std::vector<std::string>{"10.0.0.1"});
   EXPECT_EQ(IpsOf("10.0.0.1"), std::vector<std::string>{"10.0.0.1"});
-  EXPECT_EQ(IpsOf("[v2:10.0.0.1:3300/0,v1:10.0.0.1:6789/0]"),
-            (std::vector<std::string>{"10.0.0.1", "10.0.0.1"}));
+  EXPECT_EQ(IpsOf("[v2:10.0.0.1:3300/0,v1:10.0.0.1:6789/0]"), (std::vector<std::string>{"10.0.0.1", "10.0.0.1"}));
   EXPECT_EQ(IpsOf("[v2:[::1]:3300/0,v1:[::1]:6789/0]"), (std::vector<std::string>{"::1", "::1"}));
   EXPECT_EQ(IpsOf("[v1:10.0.0.2:6789/0]"), std::vector<std::string>{"10.0.0.2"});
 }

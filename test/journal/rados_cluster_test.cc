@@ -107,6 +107,25 @@ TEST_F(RadosClusterTest, UnparsableCephConfIsNamed) {
   EXPECT_NE(r.status().message().find("ceph_conf " + c.ceph_conf), std::string::npos) << r.status().ToString();
 }
 
+TEST_F(RadosClusterTest, GarbageKeyIsInvalidArgumentNamingTheKeyfile) {
+  RadosConfig c = ClosedPortConfig();
+  std::ofstream(c.keyfile, std::ios::trunc) << "not-a-key\n";
+  Result<std::shared_ptr<RadosCluster>> r = RadosCluster::ConnectBlocking(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("keyfile " + c.keyfile), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(r.status().message().find("not-a-key"), std::string::npos) << r.status().ToString();
+}
+
+TEST_F(RadosClusterTest, UnparsableMonitorIsInvalidArgumentNamingIt) {
+  RadosConfig c = ClosedPortConfig();
+  c.monitors = {"127.0.0.1:notaport"};
+  Result<std::shared_ptr<RadosCluster>> r = RadosCluster::ConnectBlocking(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("127.0.0.1:notaport"), std::string::npos) << r.status().ToString();
+}
+
 TEST(RadosClusterNoteResultTest, OnlyConnectionErrorsMarkBroken) {
   rados_t raw = nullptr;
   ASSERT_EQ(rados_create2(&raw, "ceph", "client.nbdk-test", 0), 0);

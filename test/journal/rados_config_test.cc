@@ -77,6 +77,15 @@ TEST_F(RadosConfigTest, DirectoryAsKeyfileIsRejected) {
   ExpectNames(ValidateRadosConfig(c), Code::kInvalidArgument, "keyfile");
 }
 
+TEST_F(RadosConfigTest, FifoAsKeyfileFailsWithoutBlocking) {
+  RadosConfig c = Good();
+  c.keyfile = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(c.keyfile.c_str(), 0600), 0);
+  Status s = ValidateRadosConfig(c);
+  unlink(c.keyfile.c_str());
+  ExpectNames(s, Code::kInvalidArgument, "keyfile");
+}
+
 TEST_F(RadosConfigTest, UnreadableKeyfileIsNamed) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads a mode-000 file";
   ASSERT_EQ(chmod(keyfile_.c_str(), 0), 0);
@@ -95,6 +104,12 @@ TEST_F(RadosConfigTest, NonexistentCephConfIsNamed) {
   RadosConfig c = Good();
   c.ceph_conf = dir_ + "/ceph.conf";
   ExpectNames(ValidateRadosConfig(c), Code::kNotFound, "ceph_conf");
+}
+
+TEST_F(RadosConfigTest, CephConfPathListIsRejected) {
+  RadosConfig c = Good();
+  c.ceph_conf = keyfile_ + "," + keyfile_;
+  ExpectNames(ValidateRadosConfig(c), Code::kInvalidArgument, "ceph_conf");
 }
 
 TEST_F(RadosConfigTest, BadMonitorEntryIsNamedByIndex) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -113,14 +114,16 @@ Status TimedWrite(const std::string& device, std::chrono::seconds timeout) {
     std::unique_ptr<void, decltype(&free)> buf(raw, free);
     memset(buf.get(), 0x5a, 4096);
     Status s;
-    if (pwrite(fd, buf.get(), 4096, 0) != 4096) s = Status::FromErrno(errno, "write " + device);
-    else if (fsync(fd) != 0) s = Status::FromErrno(errno, "fsync " + device);
+    if (pwrite(fd, buf.get(), 4096, 0) != 4096)
+      s = Status::FromErrno(errno, "write " + device);
+    else if (fsync(fd) != 0)
+      s = Status::FromErrno(errno, "fsync " + device);
     close(fd);
     result->set_value(s);
   }).detach();
   if (done.wait_for(timeout) != std::future_status::ready) {
-    return Status::DeadlineExceeded("write to " + device + " still blocked after " +
-                                    std::to_string(timeout.count()) + " s");
+    return Status::DeadlineExceeded("write to " + device + " still blocked after " + std::to_string(timeout.count()) +
+                                    " s");
   }
   return done.get();
 }
@@ -149,9 +152,13 @@ class RadosVmTest : public ::testing::Test {
 
     Result<std::shared_ptr<RadosCluster>> cluster = RadosCluster::ConnectBlocking(RadosConfigForImage(spec_, 30));
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-    Result<IoCtx> io = IoCtx::Open(cluster.value(), spec_.pool, "");
+    cluster_ = cluster.value();
+    Result<IoCtx> io = IoCtx::Open(cluster_, spec_.pool, "");
     ASSERT_TRUE(io.ok()) << io.status().ToString();
     io_.emplace(std::move(io).value());
+  }
+
+  void CreateImage() {
     int order = 22;
     int rc = rbd_create2(io_->get(), spec_.image.c_str(), 64ull << 20,
                          RBD_FEATURE_LAYERING | RBD_FEATURE_EXCLUSIVE_LOCK, &order);
@@ -224,12 +231,14 @@ class RadosVmTest : public ::testing::Test {
 
   ImageSpec spec_;
   std::string cookie_, device_;
+  std::shared_ptr<RadosCluster> cluster_;
   std::optional<IoCtx> io_;
   bool image_created_ = false;
   Child map_, attach_;
 };
 
 TEST_F(RadosVmTest, KilledRbdNbdLockIsBrokenAndReattachWritesInSeconds) {
+  ASSERT_NO_FATAL_FAILURE(CreateImage());
   Result<Child> map = Spawn(RbdNbd({"map", "--try-netlink", "--reattach-timeout", "60", "--cookie", cookie_, "-f"}));
   ASSERT_TRUE(map.ok()) << map.status().ToString();
   map_ = *map;
@@ -275,6 +284,53 @@ TEST_F(RadosVmTest, KilledRbdNbdLockIsBrokenAndReattachWritesInSeconds) {
   // Without the break the first write waits out the ~30 s watch timeout.
   EXPECT_LT(write_ms, 10000);
   EXPECT_LT(break_ms, 10000);
+}
+
+TEST_F(RadosVmTest, OmapGetAndPoolLookupsRoundTrip) {
+  const std::string object = "nbdk-vm-omap-" + std::to_string(getpid());
+  const std::vector<std::string> keys = {"csi.imagename", "csi.volname"};
+  const std::vector<std::string> values = {"csi-vol-1", std::string("pvc\0binary", 10)};
+  std::vector<const char*> key_ptrs = {keys[0].c_str(), keys[1].c_str()};
+  std::vector<const char*> val_ptrs = {values[0].data(), values[1].data()};
+  std::vector<size_t> key_lens = {keys[0].size(), keys[1].size()};
+  std::vector<size_t> val_lens = {values[0].size(), values[1].size()};
+  rados_write_op_t op = rados_create_write_op();
+  rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, nullptr);
+  rados_write_op_omap_set2(op, key_ptrs.data(), val_ptrs.data(), key_lens.data(), val_lens.data(), 2);
+  int rc = rados_write_op_operate(op, io_->get(), object.c_str(), nullptr, 0);
+  rados_release_write_op(op);
+  ASSERT_EQ(rc, 0) << strerror(-rc);
+
+  Result<std::map<std::string, std::string>> got = OmapGet(*io_, object, {"csi.imagename", "csi.volname", "absent"});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)["csi.imagename"], values[0]);
+  EXPECT_EQ((*got)["csi.volname"], values[1]);
+
+  Result<std::map<std::string, std::string>> missing = OmapGet(*io_, object + "-absent", {"k"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_NE(missing.status().message().find(object + "-absent"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("pool " + spec_.pool), std::string::npos);
+
+  Result<int64_t> id = cluster_->PoolId(spec_.pool);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  Result<std::string> name = cluster_->PoolName(*id);
+  ASSERT_TRUE(name.ok()) << name.status().ToString();
+  EXPECT_EQ(*name, spec_.pool);
+  Result<int64_t> no_pool = cluster_->PoolId("nbdk-no-such-pool");
+  ASSERT_FALSE(no_pool.ok());
+  EXPECT_EQ(no_pool.status().code(), Code::kNotFound);
+  EXPECT_NE(no_pool.status().message().find("nbdk-no-such-pool"), std::string::npos);
+
+  Result<IoCtx> by_id = IoCtx::OpenById(cluster_, *id, "");
+  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  Result<std::map<std::string, std::string>> again = OmapGet(*by_id, object, {"csi.imagename"});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)["csi.imagename"], values[0]);
+  EXPECT_FALSE(cluster_->broken());
+
+  EXPECT_EQ(rados_remove(io_->get(), object.c_str()), 0);
 }
 
 }  // namespace

@@ -1,0 +1,87 @@
+#include "supervisor/rbd_lock_breaker.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "daemon/event_loop.h"
+#include "daemon/uv_handle.h"
+#include "journal/rados_clients.h"
+
+namespace nbdk {
+namespace {
+
+TEST(RadosConfigForImageTest, CopiesTheClusterAndUserFields) {
+  ImageSpec spec;
+  spec.pool = "rbd";
+  spec.image = "img";
+  spec.monitors = {"10.0.0.1:6789"};
+  spec.ceph_conf = "/etc/ceph/ceph.conf";
+  spec.user_id = "csi";
+  spec.keyfile = "/run/keys/csi";
+  RadosConfig c = RadosConfigForImage(spec, 7);
+  EXPECT_EQ(c.monitors, spec.monitors);
+  EXPECT_EQ(c.ceph_conf, spec.ceph_conf);
+  EXPECT_EQ(c.user_id, "csi");
+  EXPECT_EQ(c.keyfile, "/run/keys/csi");
+  EXPECT_EQ(c.timeout_s, 7);
+}
+
+// With the cluster unreachable the breaker reports an error naming the
+// image and the monitors after about its timeout, and the loop keeps
+// running meanwhile.
+TEST(RbdLockBreakerTest, UnreachableClusterFailsInBoundedTimeNamingTheImage) {
+  char tmpl[] = "/tmp/nbdk-lock-breaker-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/key") << "AQBz1ZlhAAAAABAAqXR2Y1aU1C3lH7OGvXu+Xw==\n";
+  std::ofstream(dir + "/ceph.conf") << "[global]\n";
+  ImageSpec spec;
+  spec.pool = "rbd";
+  spec.rados_namespace = "ns1";
+  spec.image = "csi-vol-1";
+  spec.monitors = {"127.0.0.1:1"};
+  spec.ceph_conf = dir + "/ceph.conf";
+  spec.user_id = "nbdk-test";
+  spec.keyfile = dir + "/key";
+
+  EventLoop loop;
+  std::optional<Status> result;
+  int ticks = 0;
+  const auto start = std::chrono::steady_clock::now();
+  int64_t elapsed_ms = 0;
+  {
+    RadosClients clients(loop);
+    RbdLockBreaker breaker(loop, clients, 2);
+    Timer ticker(loop), guard(loop);
+    ticker.Start(50, 50, [&] { ++ticks; });
+    guard.Start(20000, 0, [&] { loop.Stop(); });
+    breaker.BreakDeadOwnerLock(spec, [&](Status s) {
+      elapsed_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      result = s;
+      loop.Stop();
+    });
+    loop.Run();
+    EXPECT_EQ(clients.size(), 0u);  // a failed connect is not cached
+  }
+  EXPECT_TRUE(loop.Shutdown().ok());
+  unlink((dir + "/key").c_str());
+  unlink((dir + "/ceph.conf").c_str());
+  rmdir(dir.c_str());
+
+  ASSERT_TRUE(result.has_value()) << "no answer within 20 s";
+  ASSERT_FALSE(result->ok());
+  EXPECT_NE(result->message().find("rbd/ns1/csi-vol-1"), std::string::npos) << result->ToString();
+  EXPECT_NE(result->message().find("127.0.0.1:1"), std::string::npos) << result->ToString();
+  EXPECT_LT(elapsed_ms, 6000);
+  EXPECT_GE(ticks, 10);
+}
+
+}  // namespace
+}  // namespace nbdk
