@@ -13,6 +13,12 @@
 //      naming the owner.
 //  (c) No owner (or an image without the exclusive-lock feature): OK,
 //      nothing to break.
+// Every doubt resolves to "not ours": in a container without host
+// networking, or behind NAT, the owner's address is not among the
+// interface addresses, so nothing is broken and IO resumes only after the
+// watch timeout - slow, never unsafe. (a) is what makes a local owner safe
+// to fence: another writer of the image on this host (a second mapping, a
+// krbd or qemu client) would be fenced too.
 // Otherwise rbd_lock_break(EXCLUSIVE, owner). librbd then blocklists the
 // owner's address first (rbd_blocklist_on_break_lock, default true; the
 // cephx user needs the mon caps of `profile rbd` for "osd blocklist") and

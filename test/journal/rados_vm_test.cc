@@ -3,7 +3,8 @@
 // seconds instead of after the ~30 s watch timeout.
 //
 // Needs: CEPH_CONF, NBDK_TEST_POOL, NBDK_TEST_CLIENT_ID (without "client."),
-// NBDK_TEST_KEYFILE; rbd-nbd on PATH; the nbd module loaded. Creates and
+// NBDK_TEST_KEYFILE (or test/vm's NBDK_CEPH_POOL, NBDK_CEPH_ID,
+// NBDK_CEPH_KEY_FILE); rbd-nbd on PATH; the nbd module loaded. Creates and
 // removes its own image; unmaps what it mapped.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -128,24 +130,28 @@ Status TimedWrite(const std::string& device, std::chrono::seconds timeout) {
   return done.get();
 }
 
-std::string Env(const char* name, std::vector<std::string>* missing) {
-  const char* v = getenv(name);
-  if (v == nullptr || *v == '\0') missing->push_back(name);
-  return v ? v : "";
+// `name`, or `alias` (the name test/vm/ceph-up.sh writes to its env file).
+std::string Env(const char* name, const char* alias, std::vector<std::string>* missing) {
+  for (const char* n : {name, alias}) {
+    const char* v = getenv(n);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  missing->push_back(std::string(name) + (std::string_view(name) == alias ? "" : std::string(" (or ") + alias + ")"));
+  return "";
 }
 
 class RadosVmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::vector<std::string> missing;
-    spec_.ceph_conf = Env("CEPH_CONF", &missing);
-    spec_.pool = Env("NBDK_TEST_POOL", &missing);
-    spec_.user_id = Env("NBDK_TEST_CLIENT_ID", &missing);
-    spec_.keyfile = Env("NBDK_TEST_KEYFILE", &missing);
+    spec_.ceph_conf = Env("CEPH_CONF", "CEPH_CONF", &missing);
+    spec_.pool = Env("NBDK_TEST_POOL", "NBDK_CEPH_POOL", &missing);
+    spec_.user_id = Env("NBDK_TEST_CLIENT_ID", "NBDK_CEPH_ID", &missing);
+    spec_.keyfile = Env("NBDK_TEST_KEYFILE", "NBDK_CEPH_KEY_FILE", &missing);
     if (!missing.empty()) {
       std::string names;
-      for (const auto& m : missing) names += " " + m;
-      FAIL() << "missing environment:" << names;
+      for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      FAIL() << "missing environment: " << names;
     }
     spec_.image = "nbdk-vm-" + std::to_string(getpid());
     cookie_ = "nbdk-vm-cookie-" + std::to_string(getpid());
