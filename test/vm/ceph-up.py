@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""The cluster half of ceph-up.sh, in one python process.
+
+Every `ceph` or `rbd` CLI run costs seconds under TCG (process start,
+loading librados over 9p), so the monitor commands, the OSD start, the pool
+initialisation and the test client's check all go through the python
+bindings in this one process. ceph-up.sh starts it before the monitor: the
+imports overlap with the monitor's mkfs, and connect() waits for the
+monitor to answer.
+
+Usage: ceph-up.py <osd uuid> <pool> <client name> <t0 us> <osd mkfs rc file>
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import rados
+import rbd
+
+CONF = "/etc/ceph/ceph.conf"
+TIMEOUT = 180
+
+
+def main():
+    osd_uuid, pool, client, t0, mkfs_rc_file = sys.argv[1:6]
+    t0 = int(t0)
+
+    def step(what):
+        print(f"ceph-up: +{(time.time_ns() // 1000 - t0) // 1000} ms {what}", flush=True)
+
+    step("python bindings loaded")
+    admin = rados.Rados(conffile=CONF, name="client.admin")
+    admin.connect(timeout=TIMEOUT)
+
+    def command(**cmd):
+        ret, _, err = admin.mon_command(json.dumps(cmd), b"", timeout=TIMEOUT)
+        if ret != 0:
+            sys.exit(f"ceph-up: '{cmd['prefix']}' failed ({ret}): {err}")
+
+    command(prefix="osd new", uuid=osd_uuid, id=0)
+    command(prefix="osd pool create", pool=pool, pg_num=8, pgp_num=8)
+    step(f"osd.0 and pool {pool} created")
+
+    # ceph-up.sh runs the OSD's mkfs in parallel and leaves its status here.
+    deadline = time.monotonic() + TIMEOUT
+    while not os.path.exists(mkfs_rc_file):
+        if time.monotonic() > deadline:
+            sys.exit("ceph-up: the OSD mkfs did not finish")
+        time.sleep(0.1)
+    with open(mkfs_rc_file) as f:
+        if f.read().strip() != "0":
+            sys.exit("ceph-up: ceph-osd --mkfs failed (see /var/log/ceph/osd-mkfs.log)")
+    subprocess.run(["ceph-osd", "-i", "0"], check=True)
+    step("OSD started")
+
+    # pool_init writes to the pool, so it returns only once the pool's PGs
+    # are active: the cluster really serves IO.
+    with admin.open_ioctx(pool) as ioctx:
+        rbd.RBD().pool_init(ioctx, False)
+    step(f"pool {pool} initialised")
+    admin.shutdown()
+
+    # The test client's caps are enough to use the pool.
+    user = rados.Rados(conffile=CONF, name=f"client.{client}")
+    user.connect(timeout=TIMEOUT)
+    with user.open_ioctx(pool) as ioctx:
+        rbd.RBD().list(ioctx)
+    user.shutdown()
+    step(f"client.{client} can list pool {pool}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+#!/bin/bash
+# Brings up a one-monitor, one-OSD (memstore) Ceph on 127.0.0.1 inside the
+# test VM, with cephx, a pool "rbd" initialised for RBD, and a client
+# "client.nbdk" holding only the caps rbd-nbd and lock breaking need.
+# Run by guest-init.sh before it reports the VM ready; never on the host
+# (Ceph daemons must not run there).
+#
+# Writes /run/nbdk-test/env for tests (see the end of this file).
+# Every key is made up front and seeded into the monitor at mkfs, so no
+# "ceph auth" round trips are needed; everything that talks to the cluster
+# runs in one python process, ceph-up.py (each `ceph` CLI run costs ~6 s
+# under TCG, and every process start is slow there).
+set -euo pipefail
+
+if [[ ! -e /run/nbdk-vm/share && -z ${NBDK_CEPH_UP_ANYWHERE:-} ]]; then
+  echo "ceph-up.sh: refusing to run outside the test VM" >&2
+  exit 1
+fi
+
+readonly POOL=rbd CLIENT=nbdk
+readonly MON_HOST='[v2:127.0.0.1:3300,v1:127.0.0.1:6789]'
+readonly ENV_FILE=/run/nbdk-test/env
+# Microseconds; no date(1): each process start costs ~0.2 s under TCG.
+t0=${EPOCHREALTIME/./}
+ms_since_t0() { echo $(((${EPOCHREALTIME/./} - t0) / 1000)); }
+step() { echo "ceph-up: +$(ms_since_t0) ms $*"; }
+
+fsid=$(cat /proc/sys/kernel/random/uuid)
+osd_uuid=$(cat /proc/sys/kernel/random/uuid)
+mon_dir=/var/lib/ceph/mon/ceph-a
+osd_dir=/var/lib/ceph/osd/ceph-0
+mkdir -p /etc/ceph "$mon_dir" "$osd_dir" /var/log/ceph /run/ceph /run/nbdk-test
+rm -rf "${mon_dir:?}"/* "${osd_dir:?}"/*
+
+cat >/etc/ceph/ceph.conf <<EOF
+[global]
+fsid = $fsid
+mon_host = $MON_HOST
+mon_initial_members = a
+public_network = 127.0.0.0/8
+ms_bind_ipv6 = false
+auth_cluster_required = cephx
+auth_service_required = cephx
+auth_client_required = cephx
+osd_pool_default_size = 1
+osd_pool_default_min_size = 1
+mon_allow_pool_size_one = true
+mon_warn_on_pool_no_redundancy = false
+osd_pool_default_pg_num = 8
+osd_pool_default_pgp_num = 8
+osd_pool_default_pg_autoscale_mode = off
+osd_crush_chooseleaf_type = 0
+run_dir = /run/ceph
+
+[osd]
+osd_objectstore = memstore
+memstore_device_bytes = 1G
+
+[client]
+# Several rbd-nbd processes run at once; one fixed socket path collides.
+admin_socket = /run/ceph/\$cluster-\$name.\$pid.asok
+log_file = /var/log/ceph/\$cluster-\$name.\$pid.log
+EOF
+
+# A new cephx secret as ceph-authtool --gen-print-key makes it: base64 of
+# CryptoKey's encoding (u16 type 1 = AES, u32 seconds, u32 nanoseconds,
+# u16 length 16, the 16 random bytes). Written here because every
+# ceph-authtool run costs ~0.6 s under TCG and eight were needed.
+printf -v key_header '\\x01\\x00\\x%02x\\x%02x\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x10\\x00' \
+  $((EPOCHSECONDS & 255)) $((EPOCHSECONDS >> 8 & 255)) $((EPOCHSECONDS >> 16 & 255)) $((EPOCHSECONDS >> 24 & 255))
+gen_key() {
+  { printf "$key_header"; head -c 16 /dev/urandom; } | base64 -w0
+}
+
+# keyring_entry <entity> <key> [<service> <cap>]...
+keyring_entry() {
+  printf '[%s]\n\tkey = %s\n' "$1" "$2"
+  shift 2
+  while (($#)); do
+    printf '\tcaps %s = "%s"\n' "$1" "$2"
+    shift 2
+  done
+}
+
+mon_key=$(gen_key) admin_key=$(gen_key) osd_key=$(gen_key) client_key=$(gen_key)
+admin_entry=$(keyring_entry client.admin "$admin_key" mds 'allow *' mgr 'allow *' mon 'allow *' osd 'allow *')
+osd_entry=$(keyring_entry osd.0 "$osd_key" mgr 'allow profile osd' mon 'allow profile osd' osd 'allow *')
+# "profile rbd" on the monitor includes "osd blocklist add", which breaking a
+# dead client's exclusive lock needs (the old owner is blocklisted first).
+client_entry=$(keyring_entry client.$CLIENT "$client_key" mon 'profile rbd' osd "profile rbd pool=$POOL")
+umask 077
+echo "$admin_entry" >/etc/ceph/ceph.client.admin.keyring
+echo "$osd_entry" >"$osd_dir/keyring"
+echo "$client_entry" >/etc/ceph/ceph.client.$CLIENT.keyring
+# The bare key, for callers that take a secret rather than a keyring (CSI).
+echo "$client_key" >/etc/ceph/ceph.client.$CLIENT.key
+# The monitor's initial auth database: every entity, so that no
+# "ceph auth" round trips are needed later.
+{
+  keyring_entry mon. "$mon_key" mon 'allow *'
+  printf '%s\n' "$admin_entry" "$osd_entry" "$client_entry"
+} >/run/ceph/mon.keyring
+umask 022
+chmod 0644 /etc/ceph/ceph.conf
+step "keys made"
+
+rm -f /run/ceph/osd-mkfs.rc
+"$(dirname "$0")/ceph-up.py" "$osd_uuid" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc &
+python_pid=$!
+
+monmaptool --create --fsid "$fsid" --addv a "$MON_HOST" /run/ceph/monmap >/dev/null
+ceph-mon --mkfs -i a --monmap /run/ceph/monmap --keyring /run/ceph/mon.keyring
+ceph-mon -i a
+step "monitor started"
+# The OSD's mkfs is local (memstore, --no-mon-config): it overlaps with the
+# monitor commands; ceph-up.py starts the OSD once both are done.
+{
+  rc=0
+  ceph-osd -i 0 --mkfs --osd-uuid "$osd_uuid" --no-mon-config >/var/log/ceph/osd-mkfs.log 2>&1 || rc=$?
+  echo "$rc" >/run/ceph/osd-mkfs.rc
+} &
+wait "$python_pid"
+
+cat >"$ENV_FILE.tmp" <<EOF
+CEPH_CONF=/etc/ceph/ceph.conf
+NBDK_CEPH_FSID=$fsid
+NBDK_CEPH_MON_HOST=$MON_HOST
+NBDK_CEPH_MONITORS=127.0.0.1:6789
+NBDK_CEPH_POOL=$POOL
+NBDK_CEPH_ID=$CLIENT
+NBDK_CEPH_KEYRING=/etc/ceph/ceph.client.$CLIENT.keyring
+NBDK_CEPH_KEY_FILE=/etc/ceph/ceph.client.$CLIENT.key
+EOF
+mv "$ENV_FILE.tmp" "$ENV_FILE"
+echo "ceph-up: Ceph ready in $(ms_since_t0) ms (env in $ENV_FILE)"

@@ -1,0 +1,139 @@
+#!/bin/bash
+# Stage 2 of the VM's boot: PID 1 after switch_root (see initramfs-init.sh),
+# running from the host's root seen read-only through the overlay. Finishes
+# the system setup, brings Ceph up (ceph-up.sh), then serves jobs:
+#   nbdk.mode=agent    run each new share/jobs/*.job in name order, output
+#                      to share/out/<id>.out, status to share/out/<id>.rc,
+#                      until share/poweroff appears (vm-start, vm-exec, vm-stop)
+#   nbdk.mode=console  run share/console.job on the serial console with a
+#                      controlling tty, status to share/console.rc (vm-run)
+# Readiness goes to share/ready, a failed bring-up to share/failed (with the
+# Ceph logs in share/ceph-logs/); then the VM powers itself off.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+readonly SHARE=/run/nbdk-vm/share
+readonly HERE=$(dirname "$(readlink -f "$0")")
+
+log() { echo "nbdk-vm: $*"; }
+
+# Sleeps without a process: under TCG every fork+exec costs ~0.2 s, and
+# the agent's loops would otherwise spend most of a short job's time there.
+# Reads from a FIFO nobody writes to (opened by setup_system).
+nap() { if [[ -n ${NAP_FD:-} ]]; then read -r -t "$1" -u "$NAP_FD" || true; else sleep "$1"; fi; }
+
+poweroff_now() {
+  sync
+  # No init system to ask: the sysrq poweroff ends qemu (-no-reboot). It
+  # runs asynchronously, and PID 1 must not exit meanwhile (that panics):
+  # wait with a builtin, as programs may no longer load from 9p.
+  echo o >/proc/sysrq-trigger
+  while :; do nap 10; done
+}
+
+arg() {
+  local a
+  for a in $(cat /proc/cmdline); do
+    [[ $a == "nbdk.$1="* ]] && echo "${a#*=}"
+  done
+}
+
+setup_system() {
+  mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null ||
+    { mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts; }
+  mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
+  mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
+  # Without udev these are missing, and bash process substitution needs /dev/fd.
+  ln -sfn /proc/self/fd /dev/fd
+  ln -sfn /proc/self/fd/0 /dev/stdin
+  ln -sfn /proc/self/fd/1 /dev/stdout
+  ln -sfn /proc/self/fd/2 /dev/stderr
+  mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true
+  hostname nbdk-vm
+  ip link set lo up
+  # modprobe and depmod look in /lib/modules/<running version>: point it at
+  # the unpacked kernel in the host's cache, visible here at the same path.
+  local moddir
+  moddir=$(arg moddir)
+  mkdir -p /lib/modules
+  ln -sfn "$moddir" "/lib/modules/$(uname -r)"
+  mkdir -p "$SHARE"
+  mkfifo /run/nbdk-vm/nap
+  exec {NAP_FD}<>/run/nbdk-vm/nap
+  # cache=none: files the host writes (jobs) show up at once.
+  mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+}
+
+bring_up_ceph() {
+  local t0=$SECONDS rc
+  "$HERE/ceph-up.sh" 2>&1 | tee "$SHARE/ceph-up.log"
+  rc=${PIPESTATUS[0]}
+  [[ $rc -eq 0 ]] && return 0
+  log "Ceph bring-up failed after $((SECONDS - t0)) s"
+  mkdir -p "$SHARE/ceph-logs"
+  cp -r /var/log/ceph/. "$SHARE/ceph-logs/" 2>/dev/null
+  echo "ceph-up.sh failed" >"$SHARE/failed"
+  return 1
+}
+
+# Runs one agent job; a share/jobs/<id>.cancel written meanwhile kills it.
+# The status goes to out/<id>.rc in one write ("<n>\n"): vm-exec accepts
+# the file only once it holds a full line.
+run_job() {
+  local id=$1 pid rc
+  # setsid: the job leads its own process group, so a cancel reaches all of
+  # it (not what it daemonized, e.g. rbd-nbd map without -f).
+  setsid bash "$SHARE/jobs/$id.job" </dev/null >>"$SHARE/out/$id.out" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if [[ -e $SHARE/jobs/$id.cancel ]]; then
+      log "cancelling job $id"
+      kill -KILL -- "-$pid" 2>/dev/null
+      break
+    fi
+    nap 0.1
+  done
+  wait "$pid"
+  rc=$?
+  echo "$rc" >"$SHARE/out/$id.rc"
+}
+
+serve_jobs() {
+  local job id
+  declare -A done=()
+  shopt -s nullglob
+  while [[ ! -e $SHARE/poweroff ]]; do
+    for job in "$SHARE"/jobs/*.job; do
+      id=${job##*/}
+      id=${id%.job}
+      [[ -n ${done[$id]:-} ]] && continue
+      done[$id]=1
+      run_job "$id"
+    done
+    nap 0.1
+  done
+  log "poweroff requested"
+}
+
+run_console_job() {
+  local rc
+  # -c: the console becomes the job's controlling tty, so ^C and job
+  # control work in an interactive shell.
+  setsid -c -w bash "$SHARE/console.job" <>/dev/ttyS0 >&0 2>&0
+  rc=$?
+  echo "$rc" >"$SHARE/console.rc"
+}
+
+setup_system
+log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
+if bring_up_ceph; then
+  set -a
+  source /run/nbdk-test/env
+  set +a
+  cp /run/nbdk-test/env "$SHARE/ready"
+  case "$(arg mode)" in
+    console) run_console_job ;;
+    *) serve_jobs ;;
+  esac
+fi
+poweroff_now

@@ -1,0 +1,47 @@
+# Real-kernel VM tests: registration helper, usable from any test directory.
+# include() this file before the test directories that call it (test/vm is
+# added last, so a function defined in test/vm/CMakeLists.txt would come too
+# late for them).
+#
+#   nbdk_add_vm_test(NAME <name> COMMAND <argv>... [TIMEOUT <seconds>]
+#                    [ENV <NAME=VALUE>...])
+#
+# Runs <argv> inside the shared test VM through test/vm/vm-exec, in the
+# calling directory's build directory (the host's / is the VM's /, so
+# $<TARGET_FILE:...> of a host-built binary works). The command gets the
+# Ceph test environment (see test/vm/README.md). All VM tests share one VM
+# and one Ceph cluster (fixture "vm", booted by vm_start, powered off by
+# vm_stop) and run one at a time (RESOURCE_LOCK vm). They carry LABELS vm:
+# `ctest -L vm` runs only them, `ctest -LE vm` everything else.
+#
+# TIMEOUT (default 300) bounds the command inside the VM; CTest's own
+# timeout is 60 s longer so that vm-exec reports a timeout (and the console
+# tail) before CTest kills it.
+include_guard(GLOBAL)
+
+set(NBDK_VM_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "test/vm scripts")
+# The running VM's pid file, console log and job share (one per build tree).
+set(NBDK_VM_STATE ${CMAKE_BINARY_DIR}/vm-state CACHE INTERNAL "test VM state")
+
+function(nbdk_add_vm_test)
+  cmake_parse_arguments(VT "" "NAME;TIMEOUT" "COMMAND;ENV" ${ARGN})
+  if(NOT VT_NAME OR NOT VT_COMMAND)
+    message(FATAL_ERROR "nbdk_add_vm_test: NAME and COMMAND are required")
+  endif()
+  if(NOT VT_TIMEOUT)
+    set(VT_TIMEOUT 300)
+  endif()
+  set(env_args)
+  foreach(e IN LISTS VT_ENV)
+    list(APPEND env_args --env ${e})
+  endforeach()
+  math(EXPR ctest_timeout "${VT_TIMEOUT} + 60")
+  add_test(NAME ${VT_NAME}
+    COMMAND ${NBDK_VM_DIR}/vm-exec --timeout ${VT_TIMEOUT} ${env_args} -- ${VT_COMMAND})
+  set_tests_properties(${VT_NAME} PROPERTIES
+    FIXTURES_REQUIRED vm
+    RESOURCE_LOCK vm
+    LABELS vm
+    TIMEOUT ${ctest_timeout}
+    ENVIRONMENT NBDK_VM_STATE=${NBDK_VM_STATE})
+endfunction()
