@@ -1,11 +1,35 @@
 #include "journal/rados_clients.h"
 
 #include <cassert>
+#include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "daemon/log.h"
 
 namespace nbdk {
+
+struct RadosClients::State : std::enable_shared_from_this<State> {
+  struct Entry {
+    std::string cache_key;                           // RadosConfig::CacheKey()
+    std::shared_ptr<RadosCluster> cluster;           // null while connecting
+    std::vector<RadosCluster::ConnectDone> waiters;  // non-empty while connecting
+  };
+
+  State(EventLoop& l, Connector c) : loop(l), connector(std::move(c)) {}
+
+  void GetWithKey(const RadosConfig& config, const std::string& fingerprint, RadosCluster::ConnectDone done);
+  void Connect(const std::string& key, const RadosConfig& config);
+  void OnConnected(const std::string& key, const Result<std::shared_ptr<RadosCluster>>& result);
+  // Shuts `cluster` down in blocking work so the loop never waits for it.
+  void DropOffLoop(std::shared_ptr<RadosCluster> cluster);
+
+  EventLoop& loop;
+  Connector connector;
+  std::map<std::string, Entry> entries;  // by CacheKey() + '\n' + key fingerprint
+};
 
 RadosClients::Connector RadosClients::DefaultConnector() {
   return [](EventLoop& loop, const RadosConfig& config, RadosCluster::ConnectDone done) {
@@ -14,16 +38,36 @@ RadosClients::Connector RadosClients::DefaultConnector() {
 }
 
 RadosClients::RadosClients(EventLoop& loop, Connector connector)
-    : loop_(loop), connector_(std::move(connector)), state_(std::make_shared<State>()) {}
+    : state_(std::make_shared<State>(loop, std::move(connector))) {}
 
 RadosClients::~RadosClients() = default;
 
 void RadosClients::Get(const RadosConfig& config, RadosCluster::ConnectDone done) {
-  assert(loop_.IsLoopThread());
-  const std::string key = config.CacheKey();
-  auto it = state_->entries.find(key);
-  if (it == state_->entries.end()) {
-    state_->entries[key].waiters.push_back(std::move(done));
+  assert(state_->loop.IsLoopThread());
+  auto fingerprint = std::make_shared<std::optional<Result<std::string>>>();
+  // Reading the keyfile is file I/O: off the loop.
+  auto read_key = [keyfile = config.keyfile, fingerprint] { fingerprint->emplace(KeyFingerprint(keyfile)); };
+  auto on_read = [weak_state = state_->weak_from_this(), config, fingerprint, done = std::move(done)]() mutable {
+    std::shared_ptr<State> state = weak_state.lock();
+    if (state == nullptr) return;  // RadosClients is gone
+    const Result<std::string>& key = **fingerprint;
+    if (!key.ok()) {
+      done(key.status().WithContext("connect to " + config.Describe()));
+      return;
+    }
+    state->GetWithKey(config, key.value(), std::move(done));
+  };
+  state_->loop.RunBlocking(std::move(read_key), std::move(on_read));
+}
+
+void RadosClients::State::GetWithKey(const RadosConfig& config, const std::string& fingerprint,
+                                     RadosCluster::ConnectDone done) {
+  const std::string key = config.CacheKey() + "\n" + fingerprint;
+  auto it = entries.find(key);
+  if (it == entries.end()) {
+    Entry& entry = entries[key];
+    entry.cache_key = config.CacheKey();
+    entry.waiters.push_back(std::move(done));
     Connect(key, config);
     return;
   }
@@ -33,7 +77,7 @@ void RadosClients::Get(const RadosConfig& config, RadosCluster::ConnectDone done
     return;
   }
   if (!entry.cluster->broken()) {
-    loop_.Post([done = std::move(done), cluster = entry.cluster] { done(cluster); });
+    done(entry.cluster);
     return;
   }
   NBDK_LOG_WARN("rados_reconnect", {{"cluster", entry.cluster->description()},
@@ -43,26 +87,38 @@ void RadosClients::Get(const RadosConfig& config, RadosCluster::ConnectDone done
   Connect(key, config);
 }
 
-void RadosClients::Connect(const std::string& key, const RadosConfig& config) {
-  std::weak_ptr<State> weak_state = state_;
-  connector_(loop_, config, [weak_state, key](Result<std::shared_ptr<RadosCluster>> result) {
-    std::shared_ptr<State> state = weak_state.lock();
-    if (state == nullptr) return;  // RadosClients is gone
-    auto it = state->entries.find(key);
-    if (it == state->entries.end()) return;
-    std::vector<RadosCluster::ConnectDone> waiters = std::move(it->second.waiters);
-    if (result.ok()) {
-      it->second.cluster = result.value();
-    } else {
-      state->entries.erase(it);
-    }
-    // `it` may be invalid from here on: a waiter may call Get() again.
-    for (auto& waiter : waiters) waiter(result);
+void RadosClients::State::Connect(const std::string& key, const RadosConfig& config) {
+  std::weak_ptr<State> weak_state = weak_from_this();
+  connector(loop, config, [weak_state, key](Result<std::shared_ptr<RadosCluster>> result) {
+    if (std::shared_ptr<State> state = weak_state.lock()) state->OnConnected(key, result);
   });
 }
 
-void RadosClients::DropOffLoop(std::shared_ptr<RadosCluster> cluster) {
-  loop_.RunBlocking([cluster = std::move(cluster)]() mutable { cluster.reset(); }, [] {});
+void RadosClients::State::OnConnected(const std::string& key, const Result<std::shared_ptr<RadosCluster>>& result) {
+  auto it = entries.find(key);
+  if (it == entries.end()) return;
+  std::vector<RadosCluster::ConnectDone> waiters = std::move(it->second.waiters);
+  if (!result.ok()) {
+    entries.erase(it);
+  } else {
+    it->second.cluster = result.value();
+    // The key changed (rotation): connections made with the old one go.
+    const std::string cache_key = it->second.cache_key;
+    for (auto other = entries.begin(); other != entries.end();) {
+      if (other->first != key && other->second.cache_key == cache_key && other->second.cluster != nullptr) {
+        DropOffLoop(std::move(other->second.cluster));
+        other = entries.erase(other);
+      } else {
+        ++other;
+      }
+    }
+  }
+  // `it` may be invalid from here on: a waiter may call Get() again.
+  for (auto& waiter : waiters) waiter(result);
+}
+
+void RadosClients::State::DropOffLoop(std::shared_ptr<RadosCluster> cluster) {
+  loop.RunBlocking([cluster = std::move(cluster)]() mutable { cluster.reset(); }, [] {});
 }
 
 size_t RadosClients::size() const {

@@ -1,23 +1,22 @@
-// RadosClients: the daemon's cache of cluster connections, one per
-// RadosConfig::CacheKey() (ceph.conf path, monitors, cephx user).
+// RadosClients: the daemon's cache of cluster connections, one per cluster
+// (RadosConfig::CacheKey(): ceph.conf path, monitors, cephx user) and key.
 //
 // Connecting costs a mon round trip and a session; every mapping and RPC of
 // one user on one cluster shares a connection instead. A connection that
 // reported a connection-level error (RadosCluster::broken(): blocklisted,
 // session lost, cluster timed out) is dropped and the next Get() reconnects.
 //
-// Trust: the key is checked when the connection is made. A later Get() for
-// the same user and cluster reuses the connection without reading its
-// keyfile again, as long as the connection stays healthy.
+// Trust: every Get() reads the caller's keyfile (in blocking work) and is
+// given a cached connection only if that connection was made with the same
+// key (KeyFingerprint), so a wrong key never borrows a good connection.
+// When a new key for a cluster and user connects (key rotation), the
+// connections made with the old key are dropped.
 //
 // Loop thread only.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "daemon/event_loop.h"
 #include "journal/rados_cluster.h"
@@ -32,16 +31,17 @@ class RadosClients {
   using Connector = std::function<void(EventLoop&, const RadosConfig&, RadosCluster::ConnectDone)>;
 
   explicit RadosClients(EventLoop& loop, Connector connector = DefaultConnector());
-  // Requests still connecting are dropped: their `done` is never called.
+  // Requests still in flight are dropped: their `done` is never called.
   // Cached connections are shut down here, on the loop thread.
   ~RadosClients();
   RadosClients(const RadosClients&) = delete;
   RadosClients& operator=(const RadosClients&) = delete;
 
-  // Calls `done` on the loop thread (never from inside Get) with the cached
-  // healthy connection for config.CacheKey(), or connects one. Concurrent
-  // Gets for one key share a single connect attempt. A failed attempt is not
-  // cached: every waiter gets its error and the next Get tries again.
+  // Calls `done` later, on the loop thread, with the cached healthy
+  // connection for `config` and its key, or connects one. Concurrent Gets
+  // for one cluster, user and key share a single connect attempt. A failed
+  // attempt is not cached: every waiter gets its error and the next Get
+  // tries again. An unreadable keyfile fails without connecting.
   void Get(const RadosConfig& config, RadosCluster::ConnectDone done);
 
   // Number of cached connections (healthy or not yet replaced).
@@ -50,21 +50,7 @@ class RadosClients {
   static Connector DefaultConnector();
 
  private:
-  struct Entry {
-    std::shared_ptr<RadosCluster> cluster;           // null while connecting
-    std::vector<RadosCluster::ConnectDone> waiters;  // non-empty while connecting
-  };
-  struct State {
-    std::map<std::string, Entry> entries;
-  };
-
-  void Connect(const std::string& key, const RadosConfig& config);
-  // Shuts `cluster` down in blocking work so the loop never waits for it.
-  void DropOffLoop(std::shared_ptr<RadosCluster> cluster);
-
-  EventLoop& loop_;
-  Connector connector_;
-  // Shared with in-flight connects, which check it is still alive.
+  struct State;  // shared with work in flight, which checks it is alive
   std::shared_ptr<State> state_;
 };
 

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 namespace nbdk {
 namespace {
@@ -86,6 +88,33 @@ Status ValidateRadosConfig(const RadosConfig& config) {
   NBDK_RETURN_IF_ERROR(CheckReadableFile("keyfile", config.keyfile));
   if (!config.ceph_conf.empty()) NBDK_RETURN_IF_ERROR(CheckReadableFile("ceph_conf", config.ceph_conf));
   return Status::Ok();
+}
+
+Result<std::string> KeyFingerprint(const std::string& keyfile) {
+  // A cephx key file holds ~40 base64 characters; anything big is not one.
+  constexpr size_t kMaxKeyfileBytes = 4096;
+  NBDK_RETURN_IF_ERROR(CheckReadableFile("keyfile", keyfile));
+  int fd = open(keyfile.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::FromErrno(errno, "keyfile " + keyfile + ": cannot open");
+  std::string content(kMaxKeyfileBytes + 1, '\0');
+  ssize_t n = read(fd, content.data(), content.size());
+  int err = errno;
+  close(fd);
+  if (n < 0) return Status::FromErrno(err, "keyfile " + keyfile + ": cannot read");
+  if (static_cast<size_t>(n) > kMaxKeyfileBytes) {
+    return Status::InvalidArgument("keyfile " + keyfile + ": larger than " + std::to_string(kMaxKeyfileBytes) +
+                                   " bytes, not a cephx key file");
+  }
+  content.resize(static_cast<size_t>(n));
+  size_t first = content.find_first_not_of(" \t\r\n");
+  size_t last = content.find_last_not_of(" \t\r\n");
+  std::string key = first == std::string::npos ? "" : content.substr(first, last - first + 1);
+  if (key.empty()) return Status::InvalidArgument("keyfile " + keyfile + ": empty");
+  // In-memory only, compared with other fingerprints of this process: a
+  // 64-bit hash of an unknown key cannot be matched by guessing.
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016zx", std::hash<std::string>{}(key));
+  return std::string(hex);
 }
 
 Status StatusFromRados(int rc, std::string_view what) {

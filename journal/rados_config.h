@@ -35,6 +35,12 @@ struct RadosConfig {
 // (RadosCluster::Connect does).
 Status ValidateRadosConfig(const RadosConfig& config);
 
+// BLOCKING (reads `keyfile`). A fingerprint of the key in `keyfile`
+// (surrounding whitespace ignored), never the key itself: RadosClients
+// shares a connection only between callers that present the same key.
+// The error names the keyfile.
+Result<std::string> KeyFingerprint(const std::string& keyfile);
+
 // librados/librbd return value `rc` (< 0) as a Status "<what>: <strerror>".
 // Blocklisting and lost sessions are Unavailable, missing caps
 // FailedPrecondition; the rest as Status::FromErrno.

@@ -1,9 +1,12 @@
 #include "journal/rados_clients.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <deque>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,16 +46,32 @@ struct FakeConnector {
   }
 };
 
-RadosConfig ConfigFor(std::string user) {
-  RadosConfig c;
-  c.monitors = {"10.0.0.1:6789", "10.0.0.2:6789"};
-  c.user_id = std::move(user);
-  c.keyfile = "/nonexistent/never-read-by-the-fake";
-  return c;
-}
-
 class RadosClientsTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbdk-rados-clients-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    WriteKey("key", "AQBz1ZlhAAAAABAAqXR2Y1aU1C3lH7OGvXu+Xw==");
+  }
+  void TearDown() override {
+    EXPECT_TRUE(loop_.Shutdown().ok());
+    for (const auto& f : files_) unlink(f.c_str());
+    rmdir(dir_.c_str());
+  }
+  std::string WriteKey(const std::string& name, const std::string& key) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << key << "\n";
+    files_.push_back(path);
+    return path;
+  }
+  RadosConfig ConfigFor(std::string user, std::string keyfile = "") const {
+    RadosConfig c;
+    c.monitors = {"10.0.0.1:6789", "10.0.0.2:6789"};
+    c.user_id = std::move(user);
+    c.keyfile = keyfile.empty() ? dir_ + "/key" : keyfile;
+    return c;
+  }
   // Get() and run the loop until its callback ran; the result.
   Result<ClusterPtr> GetNow(RadosClients& clients, const RadosConfig& config) {
     std::optional<Result<ClusterPtr>> out;
@@ -65,10 +84,11 @@ class RadosClientsTest : public ::testing::Test {
     if (!out) return Status::Internal("Get() never completed");
     return std::move(*out);
   }
-  void TearDown() override { EXPECT_TRUE(loop_.Shutdown().ok()); }
 
   EventLoop loop_;
   FakeConnector fake_;
+  std::string dir_;
+  std::vector<std::string> files_;
 };
 
 TEST_F(RadosClientsTest, SameKeyReturnsTheSameConnection) {
@@ -141,19 +161,67 @@ TEST_F(RadosClientsTest, FailedConnectIsNotCached) {
   EXPECT_EQ(fake_.calls, 2);
 }
 
+TEST_F(RadosClientsTest, SameKeyAtAnotherPathSharesTheConnection) {
+  RadosClients clients(loop_, fake_.Get());
+  Result<ClusterPtr> a = GetNow(clients, ConfigFor("csi"));
+  std::string copy = WriteKey("copy", "  AQBz1ZlhAAAAABAAqXR2Y1aU1C3lH7OGvXu+Xw==  ");
+  Result<ClusterPtr> b = GetNow(clients, ConfigFor("csi", copy));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value().get(), b.value().get());
+  EXPECT_EQ(fake_.calls, 1);
+}
+
+TEST_F(RadosClientsTest, WrongKeyNeverBorrowsTheCachedConnection) {
+  RadosClients clients(loop_, fake_.Get());
+  Result<ClusterPtr> good = GetNow(clients, ConfigFor("csi"));
+  ASSERT_TRUE(good.ok());
+  fake_.failures.push_back(Status::FailedPrecondition("authentication failed"));
+  std::string wrong = WriteKey("wrong", "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==");
+  Result<ClusterPtr> bad = GetNow(clients, ConfigFor("csi", wrong));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(fake_.calls, 2);
+  // The failed attempt left the good connection alone.
+  Result<ClusterPtr> again = GetNow(clients, ConfigFor("csi"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value().get(), good.value().get());
+  EXPECT_EQ(clients.size(), 1u);
+}
+
+TEST_F(RadosClientsTest, NewKeyReplacesTheOldKeysConnection) {
+  RadosClients clients(loop_, fake_.Get());
+  Result<ClusterPtr> old_key = GetNow(clients, ConfigFor("csi"));
+  std::string rotated = WriteKey("rotated", "AQCRotatedKeyRotatedKeyRotatedKeyRotat==");
+  Result<ClusterPtr> new_key = GetNow(clients, ConfigFor("csi", rotated));
+  ASSERT_TRUE(old_key.ok() && new_key.ok());
+  EXPECT_NE(old_key.value().get(), new_key.value().get());
+  EXPECT_EQ(clients.size(), 1u);
+}
+
+TEST_F(RadosClientsTest, UnreadableKeyfileFailsWithoutConnecting) {
+  RadosClients clients(loop_, fake_.Get());
+  RadosConfig c = ConfigFor("csi", dir_ + "/absent");
+  Result<ClusterPtr> r = GetNow(clients, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_NE(r.status().message().find("keyfile " + c.keyfile), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(fake_.calls, 0);
+}
+
 TEST_F(RadosClientsTest, DestroyedWhileConnectingNeverCallsBack) {
+  RadosCluster::ConnectDone pending;
+  auto holding_connector = [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone done) {
+    pending = std::move(done);
+    loop_.Stop();
+  };
   bool called = false;
   {
-    RadosClients clients(loop_, fake_.Get());
+    RadosClients clients(loop_, holding_connector);
     clients.Get(ConfigFor("csi"), [&](Result<ClusterPtr>) { called = true; });
+    loop_.Run();  // until the connect starts
+    ASSERT_TRUE(pending != nullptr);
   }
-  bool drained = false;
-  loop_.Post([&] {
-    drained = true;
-    loop_.Stop();
-  });
-  loop_.Run();
-  EXPECT_TRUE(drained);
+  pending(Status::DeadlineExceeded("the cluster answered too late"));
   EXPECT_FALSE(called);
 }
 

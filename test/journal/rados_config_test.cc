@@ -151,6 +151,32 @@ TEST_F(RadosConfigTest, DescribeNamesMonitorsAndUser) {
   EXPECT_EQ(d.find("AQB"), std::string::npos) << d;
 }
 
+TEST_F(RadosConfigTest, KeyFingerprintComparesKeysNotFiles) {
+  Result<std::string> a = KeyFingerprint(keyfile_);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->find("AQB"), std::string::npos) << "the fingerprint contains the key";
+  const std::string other = dir_ + "/other";
+  std::ofstream(other) << "\n  AQBz1ZlhAAAAABAAqXR2Y1aU1C3lH7OGvXu+Xw==\t\n";
+  Result<std::string> same = KeyFingerprint(other);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*a, *same);
+  std::ofstream(other, std::ios::trunc) << "AQBz1ZlhAAAAABAAqXR2Y1aU1C3lH7OGvXu+Xx==";
+  Result<std::string> different = KeyFingerprint(other);
+  ASSERT_TRUE(different.ok());
+  EXPECT_NE(*a, *different);
+  unlink(other.c_str());
+}
+
+TEST_F(RadosConfigTest, KeyFingerprintRejectsEmptyHugeAndMissingFiles) {
+  const std::string path = dir_ + "/bad";
+  std::ofstream(path) << " \n";
+  ExpectNames(KeyFingerprint(path).status(), Code::kInvalidArgument, "keyfile " + path);
+  std::ofstream(path, std::ios::trunc) << std::string(100000, 'A');
+  ExpectNames(KeyFingerprint(path).status(), Code::kInvalidArgument, "keyfile " + path);
+  unlink(path.c_str());
+  ExpectNames(KeyFingerprint(path).status(), Code::kNotFound, "keyfile " + path);
+}
+
 TEST(StatusFromRadosTest, MapsErrnoWithContext) {
   Status s = StatusFromRados(-ENOENT, "open pool rbd");
   EXPECT_EQ(s.code(), Code::kNotFound);
