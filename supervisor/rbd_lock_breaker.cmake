@@ -1,7 +1,9 @@
 # nbdk_rbd_lock_breaker: RbdLockBreaker (supervisor/rbd_lock_breaker.h) and
 # the Ceph address rule it rests on (supervisor/ceph_address.h).
 # Included from journal/CMakeLists.txt for now; paths are relative to this
-# file so it can be included from anywhere.
+# file so it can be included from anywhere; the guard makes a second
+# include (journal/ and supervisor/ both) harmless.
+include_guard(GLOBAL)
 add_library(nbdk_rbd_lock_breaker STATIC
   ${CMAKE_CURRENT_LIST_DIR}/ceph_address.cc
   ${CMAKE_CURRENT_LIST_DIR}/rbd_lock_breaker.cc
