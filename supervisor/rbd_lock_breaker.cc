@@ -50,7 +50,6 @@ Result<std::optional<std::string>> LockOwner(RadosCluster& cluster, rbd_image_t 
     std::optional<std::string> owner;
     if (count > 0) owner = owners[0];
     rbd_lock_get_owners_cleanup(owners.data(), count);
-    if (!owner) return std::optional<std::string>();
     return owner;
   }
 }
@@ -179,6 +178,14 @@ RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeo
 void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) {
   assert(loop_.IsLoopThread());
   const Clock::time_point start = Clock::now();
+  if (image.pool.empty() || image.image.empty()) {
+    BreakOutcome out;
+    out.status = Status::InvalidArgument("break lock of image '" + image.Path() +
+                                         "': " + (image.pool.empty() ? "pool" : "image") + ": missing");
+    LogOutcome(image, start, out);
+    loop_.Post([done = std::move(done), status = out.status] { done(status); });
+    return;
+  }
   EventLoop& loop = loop_;
   auto on_connected = [&loop, image, start, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
     if (!cluster.ok()) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/event_loop.h"
 #include "daemon/uv_handle.h"
@@ -30,6 +31,35 @@ TEST(RadosConfigForImageTest, CopiesTheClusterAndUserFields) {
   EXPECT_EQ(c.user_id, "csi");
   EXPECT_EQ(c.keyfile, "/run/keys/csi");
   EXPECT_EQ(c.timeout_s, 7);
+}
+
+TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
+  EventLoop loop;
+  int connects = 0;
+  std::vector<Status> results;
+  {
+    RadosClients clients(loop, [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone) { ++connects; });
+    RbdLockBreaker breaker(loop, clients, 2);
+    ImageSpec no_pool;
+    no_pool.image = "img";
+    ImageSpec no_image;
+    no_image.pool = "rbd";
+    for (const ImageSpec& spec : {no_pool, no_image}) {
+      breaker.BreakDeadOwnerLock(spec, [&](Status s) {
+        results.push_back(s);
+        if (results.size() == 2) loop.Stop();
+      });
+    }
+    EXPECT_TRUE(results.empty()) << "done ran inside BreakDeadOwnerLock()";
+    loop.Run();
+  }
+  EXPECT_TRUE(loop.Shutdown().ok());
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].code(), Code::kInvalidArgument);
+  EXPECT_NE(results[0].message().find("pool: missing"), std::string::npos) << results[0].ToString();
+  EXPECT_EQ(results[1].code(), Code::kInvalidArgument);
+  EXPECT_NE(results[1].message().find("image: missing"), std::string::npos) << results[1].ToString();
+  EXPECT_EQ(connects, 0);
 }
 
 // With the cluster unreachable the breaker reports an error naming the
