@@ -47,18 +47,24 @@
 
 namespace nbdk {
 
-// RadosConfig (timeout_s left at `timeout_s`) reaching `image`'s cluster as
-// its user.
+// The RadosConfig that reaches `image`'s cluster as its user, each cluster
+// operation bounded by `timeout_s`.
 RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
 
 class RbdLockBreaker : public LockBreaker {
  public:
-  // `loop` and `clients` must outlive every call in flight. `timeout_s`
-  // bounds each cluster operation (connect, open, lock calls).
+  // `loop` must outlive every call in flight; a call whose `clients` is
+  // destroyed before its connection is made never completes. The breaker
+  // itself may go first. `timeout_s` bounds each cluster operation
+  // (connect, open, lock calls).
   RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s = 10);
 
-  // Loop thread only; see LockBreaker and the rule above. Errors name the
-  // image (pool/[ns/]image) and, for a foreign owner, its address.
+  // Loop thread only; see LockBreaker and the rule above. `done` always
+  // runs later, never inside this call. Errors name the image
+  // (pool/[ns/]image) and, for a foreign owner, its address:
+  // InvalidArgument (no pool or image), FailedPrecondition (foreign or
+  // unparsable owner, missing blocklist caps), Aborted (the lock changed
+  // hands meanwhile), NotFound (pool or image), or the cluster's error.
   void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) override;
 
  private:
