@@ -1,0 +1,123 @@
+#include "csi/filesystem.h"
+
+#include "daemon/child_process.h"
+
+namespace nbdk {
+namespace {
+
+constexpr uint64_t kQuickTimeoutMs = 60 * 1000;
+constexpr uint64_t kMkfsTimeoutMs = 10 * 60 * 1000;
+
+std::string Join(const std::vector<std::string>& parts, char sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out.push_back(sep);
+    out += p;
+  }
+  return out;
+}
+
+// Runs argv; OK on exit 0, else an error with the command and its stderr.
+void Run(EventLoop& loop, std::vector<std::string> argv, uint64_t timeout_ms, StatusCallback done,
+         std::function<bool(const CommandResult&)> also_ok = nullptr) {
+  std::string what = argv[0] + (argv.size() > 1 ? " " + argv.back() : "");
+  CommandOptions options;
+  options.timeout_ms = timeout_ms;
+  RunCommand(loop, std::move(argv), options,
+             [what, done = std::move(done), also_ok = std::move(also_ok)](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext(what));
+               if (r->ok() || (also_ok && also_ok(*r))) return done(Status::Ok());
+               done(Status::Internal(what + ": " + r->Describe()));
+             });
+}
+
+}  // namespace
+
+void ProbeFilesystem(EventLoop& loop, const std::string& device, std::function<void(Result<std::string>)> done) {
+  CommandOptions options;
+  options.timeout_ms = kQuickTimeoutMs;
+  // -p: low-level probe of the device itself, not the (possibly stale) cache.
+  RunCommand(loop, {"blkid", "-p", "-s", "TYPE", "-o", "value", device}, options,
+             [device, done = std::move(done)](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext("blkid " + device));
+               // blkid exits 2 when it finds nothing to report: a blank device.
+               if (!r->timed_out && r->term_signal == 0 && r->exit_status == 2) return done(std::string());
+               if (!r->ok()) return done(Status::Internal("blkid " + device + ": " + r->Describe()));
+               std::string type = r->stdout_text;
+               while (!type.empty() && (type.back() == '\n' || type.back() == ' ')) type.pop_back();
+               if (type.find_first_of(" \n\t") != std::string::npos) {
+                 return done(Status::Internal("blkid " + device + ": unexpected output '" + type + "'"));
+               }
+               done(type);
+             });
+}
+
+std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::string& device) {
+  if (fs_type == "ext4") {
+    return {"mkfs.ext4", "-q", "-m0", "-Enodiscard,lazy_itable_init=1,lazy_journal_init=1", device};
+  }
+  if (fs_type == "xfs") return {"mkfs.xfs", "-q", "-K", device};
+  return {};
+}
+
+void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device, StatusCallback done) {
+  std::vector<std::string> argv = MkfsArgv(fs_type, device);
+  if (argv.empty()) {
+    loop.Post([fs_type, done = std::move(done)] {
+      done(Status::FailedPrecondition("filesystem type '" + fs_type + "' is not supported (ext4, xfs)"));
+    });
+    return;
+  }
+  Run(loop, std::move(argv), kMkfsTimeoutMs, std::move(done));
+}
+
+std::vector<std::string> MountArgv(const std::string& fs_type, const std::string& device, const std::string& target,
+                                   std::vector<std::string> options) {
+  if (fs_type == "xfs") options.push_back("nouuid");
+  std::vector<std::string> argv = {"mount", "-t", fs_type};
+  if (!options.empty()) {
+    argv.push_back("-o");
+    argv.push_back(Join(options, ','));
+  }
+  argv.push_back(device);
+  argv.push_back(target);
+  return argv;
+}
+
+void Mount(EventLoop& loop, const std::string& fs_type, const std::string& device, const std::string& target,
+           std::vector<std::string> options, StatusCallback done) {
+  Run(loop, MountArgv(fs_type, device, target, std::move(options)), kQuickTimeoutMs, std::move(done));
+}
+
+void BindMount(EventLoop& loop, const std::string& source, const std::string& target, bool read_only,
+               std::vector<std::string> options, StatusCallback done) {
+  std::vector<std::string> argv = {"mount", "--bind"};
+  if (!options.empty()) {
+    argv.push_back("-o");
+    argv.push_back(Join(options, ','));
+  }
+  argv.push_back(source);
+  argv.push_back(target);
+  if (!read_only) return Run(loop, std::move(argv), kQuickTimeoutMs, std::move(done));
+  EventLoop* l = &loop;
+  Run(loop, std::move(argv), kQuickTimeoutMs, [l, target, done = std::move(done)](Status s) {
+    if (!s.ok()) return done(s);
+    Run(*l, {"mount", "-o", "remount,bind,ro", target}, kQuickTimeoutMs, done);
+  });
+}
+
+void Unmount(EventLoop& loop, const std::string& target, StatusCallback done) {
+  Run(loop, {"umount", target}, kQuickTimeoutMs, std::move(done), [](const CommandResult& r) {
+    return r.stderr_text.find("not mounted") != std::string::npos ||
+           r.stderr_text.find("no mount point specified") != std::string::npos ||
+           r.stderr_text.find("No such file or directory") != std::string::npos;
+  });
+}
+
+void GrowFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device,
+                    const std::string& mount_point, StatusCallback done) {
+  if (fs_type == "xfs") return Run(loop, {"xfs_growfs", mount_point}, kMkfsTimeoutMs, std::move(done));
+  Run(loop, {"resize2fs", device}, kMkfsTimeoutMs, std::move(done));
+}
+
+}  // namespace nbdk

@@ -1,0 +1,27 @@
+// KeyFile: the cephx key of a staged volume, in a 0600 file on tmpfs.
+//
+// rbd-nbd and librados read the key from this file (--keyfile), so the key
+// never appears in argv, where any user can read it in /proc. The file is
+// created with O_EXCL|O_NOFOLLOW and mode 0600 from the start (no chmod
+// window), replaced atomically by rename, and removed at unstage.
+// Blocking: call from EventLoop::RunBlocking.
+#pragma once
+
+#include <string>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+// The key file path for a volume: <dir>/<hex of volume_id>.key (any volume
+// id maps to one safe file name).
+std::string KeyFilePath(const std::string& dir, const std::string& volume_id);
+
+// Writes `key` to KeyFilePath(dir, volume_id), creating `dir` (0700) when
+// missing. Returns the path. The key is never part of an error message.
+Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volume_id, const std::string& key);
+
+// Removes the file; a missing file is success.
+Status RemoveKeyFile(const std::string& path);
+
+}  // namespace nbdk

@@ -1,0 +1,32 @@
+// MountTable: what is mounted where, from /proc/self/mountinfo.
+//
+// Reading the file is blocking (call in EventLoop::RunBlocking); parsing is
+// pure and tested on its own. Paths come back unescaped (mountinfo writes
+// space, tab, newline and backslash as \ooo octal).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+struct MountEntry {
+  std::string root;         // path inside the source filesystem ("/" or a bind's subpath)
+  std::string mount_point;
+  std::string fs_type;
+  std::string source;       // e.g. /dev/nbd0
+  std::string options;      // per-mount options, e.g. "rw,relatime"
+  bool read_only() const;
+};
+
+// A malformed line is Corruption naming its line number.
+Result<std::vector<MountEntry>> ParseMountInfo(std::string_view text);
+Result<std::vector<MountEntry>> ReadMountTable(const std::string& path = "/proc/self/mountinfo");
+
+// The last (top-most) mount at `mount_point`, or nullptr.
+const MountEntry* FindMount(const std::vector<MountEntry>& table, std::string_view mount_point);
+
+}  // namespace nbdk

@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "csi/filesystem.h"
+#include "csi/key_file.h"
+#include "csi/mount_table.h"
+
+namespace nbdk {
+namespace {
+
+TEST(MountTableTest, ParsesEntriesAndUnescapes) {
+  const char* text =
+      "22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+      "90 30 43:0 / /var/lib/kubelet/staging/vol\\0401 rw,relatime shared:50 - ext4 /dev/nbd0 rw\n"
+      "91 30 43:0 / /mnt/pub ro,relatime - ext4 /dev/nbd0 rw\n"
+      "92 30 43:0 / /mnt/pub rw,relatime - ext4 /dev/nbd1 rw\n";
+  auto t = ParseMountInfo(text);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->size(), 4u);
+  EXPECT_EQ((*t)[1].mount_point, "/var/lib/kubelet/staging/vol 1");
+  EXPECT_EQ((*t)[1].source, "/dev/nbd0");
+  EXPECT_EQ((*t)[1].fs_type, "ext4");
+  EXPECT_TRUE((*t)[2].read_only());
+  EXPECT_FALSE((*t)[1].read_only());
+  // The top-most mount wins.
+  EXPECT_EQ(FindMount(*t, "/mnt/pub")->source, "/dev/nbd1");
+  EXPECT_EQ(FindMount(*t, "/nowhere"), nullptr);
+}
+
+TEST(MountTableTest, MalformedLineIsNamed) {
+  auto t = ParseMountInfo("22 1 0:21 / /proc rw - proc proc rw\n23 1 0:22 / /sys rw\n");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kCorruption);
+  EXPECT_NE(t.status().message().find("line 2"), std::string::npos);
+}
+
+TEST(MountTableTest, ReadsThisProcess) {
+  auto t = ReadMountTable();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NE(FindMount(*t, "/"), nullptr);
+}
+
+TEST(FilesystemTest, MkfsArgvUsesCephCsiOptions) {
+  EXPECT_EQ(MkfsArgv("ext4", "/dev/nbd0"),
+            (std::vector<std::string>{"mkfs.ext4", "-q", "-m0", "-Enodiscard,lazy_itable_init=1,lazy_journal_init=1",
+                                      "/dev/nbd0"}));
+  EXPECT_EQ(MkfsArgv("xfs", "/dev/nbd1"), (std::vector<std::string>{"mkfs.xfs", "-q", "-K", "/dev/nbd1"}));
+  EXPECT_TRUE(MkfsArgv("btrfs", "/dev/nbd1").empty());
+}
+
+TEST(FilesystemTest, MountArgvAddsNouuidForXfs) {
+  EXPECT_EQ(MountArgv("xfs", "/dev/nbd0", "/t", {"noatime"}),
+            (std::vector<std::string>{"mount", "-t", "xfs", "-o", "noatime,nouuid", "/dev/nbd0", "/t"}));
+  EXPECT_EQ(MountArgv("ext4", "/dev/nbd0", "/t", {}),
+            (std::vector<std::string>{"mount", "-t", "ext4", "/dev/nbd0", "/t"}));
+}
+
+TEST(FilesystemTest, ProbeOfAFileWithoutFilesystemIsBlank) {
+  std::string path = ::testing::TempDir() + "/blank.img";
+  std::ofstream(path) << std::string(1 << 20, '\0');
+  EventLoop loop;
+  Result<std::string> got = Status::Internal("not run");
+  ProbeFilesystem(loop, path, [&](Result<std::string> r) {
+    got = std::move(r);
+    loop.Stop();
+  });
+  loop.Run();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, "");
+  EXPECT_TRUE(loop.Shutdown().ok());
+  std::filesystem::remove(path);
+}
+
+TEST(FilesystemTest, MkfsThenProbeFindsExt4) {
+  std::string path = ::testing::TempDir() + "/ext4.img";
+  std::ofstream(path) << std::string(8 << 20, '\0');
+  EventLoop loop;
+  Status made = Status::Internal("not run");
+  Result<std::string> probed = Status::Internal("not run");
+  MakeFilesystem(loop, "ext4", path, [&](Status s) {
+    made = s;
+    ProbeFilesystem(loop, path, [&](Result<std::string> r) {
+      probed = std::move(r);
+      loop.Stop();
+    });
+  });
+  loop.Run();
+  ASSERT_TRUE(made.ok()) << made.ToString();
+  ASSERT_TRUE(probed.ok()) << probed.status().ToString();
+  EXPECT_EQ(*probed, "ext4");
+  EXPECT_TRUE(loop.Shutdown().ok());
+  std::filesystem::remove(path);
+}
+
+TEST(FilesystemTest, UnsupportedFsTypeIsFailedPrecondition) {
+  EventLoop loop;
+  Status got;
+  MakeFilesystem(loop, "btrfs", "/dev/null", [&](Status s) {
+    got = s;
+    loop.Stop();
+  });
+  loop.Run();
+  EXPECT_EQ(got.code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(FilesystemTest, UnmountOfUnmountedPathIsSuccess) {
+  EventLoop loop;
+  Status got = Status::Internal("not run");
+  std::string dir = ::testing::TempDir() + "/not-a-mount";
+  std::filesystem::create_directories(dir);
+  Unmount(loop, dir, [&](Status s) {
+    got = s;
+    loop.Stop();
+  });
+  loop.Run();
+  EXPECT_TRUE(got.ok()) << got.ToString();
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(KeyFileTest, WrittenPrivateAndRemoved) {
+  std::string dir = ::testing::TempDir() + "/keys";
+  std::filesystem::remove_all(dir);
+  auto path = WriteKeyFile(dir, "0001-0024-vol/../x", "AQBsecret==");
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  EXPECT_EQ(std::filesystem::path(*path).parent_path(), dir) << "the volume id cannot escape the key dir";
+  struct stat st{};
+  ASSERT_EQ(::stat(path->c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream in(*path);
+  std::string key;
+  in >> key;
+  EXPECT_EQ(key, "AQBsecret==");
+  // Rewriting replaces it in place.
+  ASSERT_TRUE(WriteKeyFile(dir, "0001-0024-vol/../x", "AQBother==").ok());
+  EXPECT_TRUE(RemoveKeyFile(*path).ok());
+  EXPECT_FALSE(std::filesystem::exists(*path));
+  EXPECT_TRUE(RemoveKeyFile(*path).ok()) << "removing twice is fine";
+}
+
+TEST(KeyFileTest, ErrorNeverContainsTheKey) {
+  auto r = WriteKeyFile("/proc/no-such-dir/keys", "v", "AQBsecret==");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().find("AQBsecret"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nbdk
