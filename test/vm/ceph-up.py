@@ -51,7 +51,7 @@ def main():
         time.sleep(0.1)
     with open(mkfs_rc_file) as f:
         if f.read().strip() != "0":
-            sys.exit("ceph-up: ceph-osd --mkfs failed (see /var/log/ceph/osd-mkfs.log)")
+            sys.exit("ceph-up: ceph-osd --mkfs failed (see osd-mkfs.log in the Ceph log directory)")
     subprocess.run(["ceph-osd", "-i", "0"], check=True)
     step("OSD started")
 

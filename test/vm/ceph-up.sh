@@ -25,12 +25,15 @@ t0=${EPOCHREALTIME/./}
 ms_since_t0() { echo $(((${EPOCHREALTIME/./} - t0) / 1000)); }
 step() { echo "ceph-up: +$(ms_since_t0) ms $*"; }
 
-fsid=$(cat /proc/sys/kernel/random/uuid)
-osd_uuid=$(cat /proc/sys/kernel/random/uuid)
-mon_dir=/var/lib/ceph/mon/ceph-a
-osd_dir=/var/lib/ceph/osd/ceph-0
-mkdir -p /etc/ceph "$mon_dir" "$osd_dir" /var/log/ceph /run/ceph /run/nbdk-test
-rm -rf "${mon_dir:?}"/* "${osd_dir:?}"/*
+read -r fsid </proc/sys/kernel/random/uuid
+read -r osd_uuid </proc/sys/kernel/random/uuid
+# All state on tmpfs under /run, none under /var/lib/ceph or /var/log/ceph:
+# those are the host's, mode 0750 ceph:ceph, which a VM run by a non-root
+# user cannot even look up through 9p.
+readonly STATE=/run/nbdk-ceph
+mon_dir=$STATE/mon/ceph-a
+osd_dir=$STATE/osd/ceph-0
+mkdir -p /etc/ceph "$mon_dir" "$osd_dir" "$STATE/log" /run/ceph /run/nbdk-test
 
 cat >/etc/ceph/ceph.conf <<EOF
 [global]
@@ -51,6 +54,9 @@ osd_pool_default_pgp_num = 8
 osd_pool_default_pg_autoscale_mode = off
 osd_crush_chooseleaf_type = 0
 run_dir = /run/ceph
+mon_data = $STATE/mon/\$cluster-\$id
+osd_data = $STATE/osd/\$cluster-\$id
+log_file = $STATE/log/\$cluster-\$name.log
 
 [osd]
 osd_objectstore = memstore
@@ -59,7 +65,7 @@ memstore_device_bytes = 1G
 [client]
 # Several rbd-nbd processes run at once; one fixed socket path collides.
 admin_socket = /run/ceph/\$cluster-\$name.\$pid.asok
-log_file = /var/log/ceph/\$cluster-\$name.\$pid.log
+log_file = $STATE/log/\$cluster-\$name.\$pid.log
 EOF
 
 # A new cephx secret as ceph-authtool --gen-print-key makes it: base64 of
@@ -105,6 +111,9 @@ chmod 0644 /etc/ceph/ceph.conf
 step "keys made"
 
 rm -f /run/ceph/osd-mkfs.rc
+# On a failure below, do not leave the python half waiting (up to minutes)
+# on a monitor that will never come: it holds guest-init's output pipe.
+trap 'kill $(jobs -p) 2>/dev/null' EXIT
 "$(dirname "$0")/ceph-up.py" "$osd_uuid" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc &
 python_pid=$!
 
@@ -116,10 +125,11 @@ step "monitor started"
 # monitor commands; ceph-up.py starts the OSD once both are done.
 {
   rc=0
-  ceph-osd -i 0 --mkfs --osd-uuid "$osd_uuid" --no-mon-config >/var/log/ceph/osd-mkfs.log 2>&1 || rc=$?
+  ceph-osd -i 0 --mkfs --osd-uuid "$osd_uuid" --no-mon-config >$STATE/log/osd-mkfs.log 2>&1 || rc=$?
   echo "$rc" >/run/ceph/osd-mkfs.rc
 } &
 wait "$python_pid"
+trap - EXIT
 
 cat >"$ENV_FILE.tmp" <<EOF
 CEPH_CONF=/etc/ceph/ceph.conf
@@ -130,6 +140,7 @@ NBDK_CEPH_POOL=$POOL
 NBDK_CEPH_ID=$CLIENT
 NBDK_CEPH_KEYRING=/etc/ceph/ceph.client.$CLIENT.keyring
 NBDK_CEPH_KEY_FILE=/etc/ceph/ceph.client.$CLIENT.key
+NBDK_CEPH_LOG_DIR=$STATE/log
 EOF
 mv "$ENV_FILE.tmp" "$ENV_FILE"
 echo "ceph-up: Ceph ready in $(ms_since_t0) ms (env in $ENV_FILE)"

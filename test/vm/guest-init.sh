@@ -71,7 +71,7 @@ bring_up_ceph() {
   [[ $rc -eq 0 ]] && return 0
   log "Ceph bring-up failed after $((SECONDS - t0)) s"
   mkdir -p "$SHARE/ceph-logs"
-  cp -r /var/log/ceph/. "$SHARE/ceph-logs/" 2>/dev/null
+  cp -r /run/nbdk-ceph/log/. "$SHARE/ceph-logs/" 2>/dev/null
   echo "ceph-up.sh failed" >"$SHARE/failed"
   return 1
 }
@@ -89,6 +89,7 @@ run_job() {
     if [[ -e $SHARE/jobs/$id.cancel ]]; then
       log "cancelling job $id"
       kill -KILL -- "-$pid" 2>/dev/null
+      rm -f "$SHARE/jobs/$id.cancel"
       break
     fi
     nap 0.1

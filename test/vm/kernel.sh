@@ -3,7 +3,7 @@
 # unpacked (never installed) into the cache, plus an initramfs built from
 # busybox-static, initramfs-init.sh and the modules the VM needs.
 #
-# Prints on stdout, for vm-start:
+# Prints on stdout, for vm-start (shell-quoted, to eval):
 #   KVER=<version>  KERNEL=<vmlinuz path>  INITRD=<initramfs path>  MODDIR=<dir>
 # Progress goes to stderr. Re-uses the cache when the kernel version and the
 # initramfs inputs (init script, module list) are unchanged.
@@ -162,7 +162,7 @@ build_initramfs() {
 
 [[ -s $initrd ]] || build_initramfs
 
-echo "KVER=$kver"
-echo "KERNEL=$kernel"
-echo "INITRD=$initrd"
-echo "MODDIR=$moddir"
+printf "KVER=%q\n" "$kver"
+printf "KERNEL=%q\n" "$kernel"
+printf "INITRD=%q\n" "$initrd"
+printf "MODDIR=%q\n" "$moddir"

@@ -14,6 +14,8 @@ image=$NBDK_CEPH_POOL/smoke-$$
 mnt=$(mktemp -d /run/smoke.XXXXXX)
 dev= rbd_pid= mounted=
 
+# Kernel messages from before this test are not its concern.
+dmesg_lines=$(dmesg | wc -l)
 t0=${EPOCHREALTIME/./}
 last=$t0
 step() {
@@ -99,6 +101,9 @@ head -c 1M /dev/urandom >"$mnt/after"
 sync -f "$mnt/after"
 step "file intact after re-attach (O_DIRECT read); new write synced"
 
+# The whole point: the kill was invisible to the filesystem.
+errors=$(dmesg | tail -n +$((dmesg_lines + 1)) | grep -E "(I/O error|EXT4-fs error|EXT4-fs warning).*${dev#/dev/}" || true)
+[[ -z $errors ]] || fail "kernel reported errors on $dev: $errors"
 umount "$mnt"
 mounted=
 rbd-nbd unmap "$dev"
