@@ -1,0 +1,272 @@
+// Mapping: map, adoption, the connected state and snapshots. Planned stops
+// are in mapping_stop.cc, death and re-attach in mapping_reattach.cc.
+#include "supervisor/mapping.h"
+
+#include <csignal>
+
+#include "daemon/log.h"
+#include "supervisor/rbd_nbd_argv.h"
+#include "supervisor/sysfs_io_timeout.h"
+
+namespace nbdk {
+
+namespace {
+constexpr size_t kRecentStderrLines = 5;
+
+std::string Join(const std::deque<std::string>& lines, std::string_view sep) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : std::string(sep)) + l;
+  return out;
+}
+
+std::string JoinArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+}  // namespace
+
+Mapping::Mapping(Env env, MapRequest request)
+    : env_(std::move(env)),
+      request_(std::move(request)),
+      cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
+      log_(env_.loop, env_.config.state_dir + "/logs/" + request_.volume_id + ".log",
+           env_.config.output_tail_lines, env_.config.log_file_max_bytes) {
+  state_since_ms_ = env_.loop.NowMs();
+}
+
+Mapping::~Mapping() {
+  *alive_ = false;
+  CancelTimers();
+  // Member destructors close the process handles without signalling.
+}
+
+void Mapping::Transition(MappingState to, std::string reason) {
+  MappingState from = state_;
+  env_.stats.transitions.Record(from, to);
+  state_ = to;
+  reason_ = std::move(reason);
+  state_since_ms_ = env_.loop.NowMs();
+  bool bad = to == MappingState::kDead || to == MappingState::kExpired || to == MappingState::kFailed;
+  Log(bad ? LogLevel::kWarn : LogLevel::kInfo, "mapping_state",
+      {{"volume", request_.volume_id},
+       {"from", MappingStateName(from)},
+       {"to", MappingStateName(to)},
+       {"reason", reason_},
+       {"device", device_},
+       {"pid", ServerPid()}});
+}
+
+Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* role) {
+  SpawnOptions options;
+  options.argv = argv;
+  options.env = env_.config.child_env;
+  // The server must survive a signal to our process group and a daemon
+  // stop; kill_signal_on_destroy stays 0 for the same reason.
+  options.new_session = true;
+  recent_stderr_.clear();
+  kill_reason_.reset();
+  child_role_ = role;
+  // Raw `this`: the child is owned by this mapping, its callbacks never
+  // run after the mapping is gone.
+  auto child = ChildProcess::Spawn(
+      env_.loop, std::move(options), [this](OutputStream s, std::string_view line) { OnLine(s, line); },
+      [this](const ExitInfo& exit) { OnProcessGone(exit); });
+  if (!child.ok()) return child.status();
+  child_ = std::move(child).value();
+  ++server_generation_;
+  NBDK_LOG_INFO("rbd_nbd_spawned", {{"volume", request_.volume_id},
+                                    {"role", child_role_},
+                                    {"pid", child_->pid()},
+                                    {"argv", JoinArgv(argv)}});
+  return Status::Ok();
+}
+
+void Mapping::OnLine(OutputStream stream, std::string_view line) {
+  int pid = child_ ? child_->pid() : 0;
+  log_.Append(child_role_ + "[" + std::to_string(pid) + "] " + std::string(OutputStreamName(stream)), line);
+  if (stream == OutputStream::kStderr) {
+    recent_stderr_.emplace_back(line);
+    while (recent_stderr_.size() > kRecentStderrLines) recent_stderr_.pop_front();
+    return;
+  }
+  if (auto device = ParseDeviceLine(line)) OnDeviceLine(*device);
+}
+
+void Mapping::StartMap(MapDone done) {
+  map_waiters_.push_back(std::move(done));
+  ++env_.stats.counters.maps_started;
+  Status s = SpawnRbdNbd(RbdNbdMapArgv(env_.config, request_, cookie_), "map");
+  if (!s.ok()) {
+    FailMap(s.WithContext("map " + request_.image.Path()));
+    return;
+  }
+  phase_timer_ = std::make_unique<Timer>(env_.loop);
+  phase_timer_->Start(env_.config.map_deadline_ms, 0, [this] {
+    if (state_ != MappingState::kMapping || !child_) return;
+    kill_reason_ = "printed no device within " + std::to_string(env_.config.map_deadline_ms) + " ms";
+    (void)child_->Kill(SIGKILL);
+  });
+}
+
+void Mapping::OnDeviceLine(const std::string& device) {
+  if (state_ == MappingState::kReattaching) {
+    if (device != device_) {
+      kill_reason_ = "printed " + device + ", expected " + device_;
+      (void)child_->Kill(SIGKILL);
+      return;
+    }
+    phase_timer_.reset();
+    deadline_timer_.reset();
+    ++restarts_;
+    ++env_.stats.counters.reattach_successes;
+    Transition(MappingState::kConnected, "re-attached after " + std::to_string(attempts_) + " attempt(s)");
+    attempts_ = 0;
+    return;
+  }
+  if (state_ != MappingState::kMapping) return;
+  device_ = device;
+  phase_timer_.reset();
+  ++env_.stats.counters.maps_succeeded;
+  Transition(MappingState::kConnected, "rbd-nbd map printed " + device);
+  if (env_.config.io_timeout_ms == 0) {
+    FinishMapWaiters(device);
+    return;
+  }
+  std::weak_ptr<bool> weak = alive_;
+  WriteIoTimeout(env_.loop, env_.config.sysfs_root, device, env_.config.io_timeout_ms,
+                 [this, weak, device](Status s) {
+                   if (weak.expired()) return;
+                   if (!s.ok()) {
+                     ++env_.stats.counters.io_timeout_write_failures;
+                     NBDK_LOG_WARN("io_timeout_write_failed",
+                                   {{"volume", request_.volume_id}, {"error", s.message()}});
+                   }
+                   FinishMapWaiters(device);
+                 });
+}
+
+std::string Mapping::DescribeExit(const std::optional<ExitInfo>& exit) const {
+  if (!exit) return "exited (status unknown: not our child)";
+  if (exit->term_signal != 0) return "killed by signal " + std::to_string(exit->term_signal);
+  return "exited with status " + std::to_string(exit->exit_status);
+}
+
+void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
+  int pid = ServerPid();
+  std::string how = DescribeExit(exit);
+  last_exit_status_ = exit ? std::optional<int64_t>(exit->exit_status) : std::nullopt;
+  last_term_signal_ = exit ? exit->term_signal : 0;
+  std::string stderr_tail = Join(recent_stderr_, " | ");
+  std::optional<std::string> killed = std::move(kill_reason_);
+  kill_reason_.reset();
+  // Destroying a process object from inside its own callback is safe.
+  child_.reset();
+  adopted_.reset();
+  link_dead_timer_.reset();
+  NBDK_LOG_INFO("rbd_nbd_exited", {{"volume", request_.volume_id},
+                                   {"role", child_role_},
+                                   {"pid", pid},
+                                   {"how", how},
+                                   {"state", MappingStateName(state_)}});
+  std::string detail = (killed ? *killed + " (" + how + ")" : how) + (stderr_tail.empty() ? "" : ": " + stderr_tail);
+  switch (state_) {
+    case MappingState::kMapping:
+      FailMap(killed ? Status::DeadlineExceeded("rbd-nbd map " + request_.image.Path() + " " + detail)
+                     : Status::Unavailable("rbd-nbd map " + request_.image.Path() + " " + detail));
+      break;
+    case MappingState::kConnected:
+      OnDeath("server pid " + std::to_string(pid) + " " + detail);
+      break;
+    case MappingState::kReattaching:
+      OnAttachFailed("rbd-nbd attach pid " + std::to_string(pid) + " " + detail);
+      break;
+    case MappingState::kUnmapping:
+      MaybeFinishStop();
+      break;
+    default:
+      break;  // an attach child killed on expiry, or after Release()
+  }
+}
+
+void Mapping::FailMap(Status error) {
+  CancelTimers();
+  ++env_.stats.counters.maps_failed;
+  Transition(MappingState::kFailed, error.message());
+  env_.on_final(request_.volume_id);
+  FinishMapWaiters(error);
+}
+
+void Mapping::FinishMapWaiters(const Result<std::string>& result) {
+  std::vector<MapDone> waiters = std::move(map_waiters_);
+  map_waiters_.clear();
+  for (auto& w : waiters) w(result);
+}
+
+Status Mapping::StartAdopted(const std::string& device, int pid) {
+  device_ = device;
+  ++env_.stats.counters.adoptions;
+  auto watch = PidfdWatch::Open(env_.loop, pid, [this] { OnProcessGone(std::nullopt); });
+  if (!watch.ok() && watch.status().code() == Code::kNotFound) {
+    OnDeath("adopted pid " + std::to_string(pid) + " no longer exists");
+    return Status::Ok();
+  }
+  if (!watch.ok()) {
+    Transition(MappingState::kFailed, "cannot watch adopted pid: " + watch.status().message());
+    env_.on_final(request_.volume_id);
+    return watch.status();
+  }
+  adopted_ = std::move(watch).value();
+  ++server_generation_;
+  Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
+  return Status::Ok();
+}
+
+bool Mapping::ServerRunning() const {
+  return (child_ && !child_->exited()) || (adopted_ && !adopted_->exited());
+}
+
+Status Mapping::KillServer(int signum) {
+  if (child_) return child_->Kill(signum);
+  if (adopted_) return adopted_->Kill(signum);
+  return Status::FailedPrecondition("no rbd-nbd process");
+}
+
+int Mapping::ServerPid() const {
+  if (child_) return child_->pid();
+  if (adopted_) return adopted_->pid();
+  return 0;
+}
+
+void Mapping::CancelTimers() {
+  phase_timer_.reset();
+  deadline_timer_.reset();
+  link_dead_timer_.reset();
+}
+
+MappingSnapshot Mapping::Snapshot() const {
+  MappingSnapshot s;
+  s.volume_id = request_.volume_id;
+  s.image = request_.image.Path();
+  s.state = state_;
+  s.reason = reason_;
+  s.ms_in_state = env_.loop.NowMs() - state_since_ms_;
+  s.device = device_;
+  s.pid = ServerPid();
+  s.adopted = adopted_ != nullptr;
+  s.cookie = cookie_;
+  s.restarts = restarts_;
+  s.attach_attempts = attempts_;
+  s.last_exit_status = last_exit_status_;
+  s.last_term_signal = last_term_signal_;
+  if (state_ == MappingState::kDead || state_ == MappingState::kReattaching) {
+    uint64_t now = env_.loop.NowMs();
+    s.reattach_ms_left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;
+  }
+  s.output_tail = log_.Tail();
+  s.log_path = log_.path();
+  return s;
+}
+
+}  // namespace nbdk

@@ -1,0 +1,155 @@
+// Mapping: the state machine of one volume's rbd-nbd mapping (see
+// mapping_state.h for the states and their edges).
+//
+// The `rbd-nbd map -f` child, once it printed the device, IS the server;
+// when it dies unplanned the mapping re-attaches the same device with the
+// same cookie: break the dead owner's lock, spawn `rbd-nbd attach -f`,
+// retry with backoff until the reattach deadline (death + reattach_timeout
+// - safety margin), then Expired. A planned stop (Unmap, Detach, Release)
+// never triggers a re-attach.
+//
+// Every transition is logged with its reason and counted in
+// SupervisorStats. Callbacks that arrive after the mapping was destroyed
+// (lock breaker, sysfs write, unmap command) are dropped.
+//
+// Loop thread only. Created and owned by the Supervisor.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/child_process.h"
+#include "daemon/event_loop.h"
+#include "daemon/status.h"
+#include "daemon/uv_handle.h"
+#include "supervisor/lock_breaker.h"
+#include "supervisor/mapping_snapshot.h"
+#include "supervisor/mapping_state.h"
+#include "supervisor/output_log.h"
+#include "supervisor/pidfd_watch.h"
+#include "supervisor/supervisor_config.h"
+#include "supervisor/supervisor_stats.h"
+
+namespace nbdk {
+
+class Mapping {
+ public:
+  // What a Mapping borrows from its Supervisor; all of it outlives it.
+  struct Env {
+    EventLoop& loop;
+    const SupervisorConfig& config;
+    LockBreaker& lock_breaker;
+    SupervisorStats& stats;
+    // Called on reaching Unmapped or Failed, before the user's callback;
+    // the Supervisor forgets the mapping (deferred delete).
+    std::function<void(const std::string& volume_id)> on_final;
+  };
+  using MapDone = std::function<void(Result<std::string>)>;
+  using StopDone = std::function<void(Status)>;
+
+  // `request` must have passed ValidateMapRequest.
+  Mapping(Env env, MapRequest request);
+  // Forgets any process without signalling it (same as Release()).
+  ~Mapping();
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  // Spawns `rbd-nbd map -f`. `done` gets the device once it printed it and
+  // io_timeout was written (a write failure is logged and counted, not
+  // fatal), or the error that left the mapping Failed.
+  void StartMap(MapDone done);
+  // Another caller waiting for the map in flight (state Mapping).
+  void AddMapWaiter(MapDone done) { map_waiters_.push_back(std::move(done)); }
+  // Takes over a running server that is not our child. If the pid is
+  // already gone the mapping goes Dead and re-attaches. Errors other than
+  // "no such process" leave the mapping Failed.
+  Status StartAdopted(const std::string& device, int pid);
+
+  // Planned unmap: `rbd-nbd unmap <device>`, then waits for the server to
+  // exit; Unmapped. "Not mapped" with no server left is success. From
+  // Connected, Dead, Reattaching or Expired; Aborted while Mapping;
+  // joins an Unmapping already in progress.
+  void Unmap(StopDone done);
+  // Planned detach: SIGTERM the server (the device stays configured and can
+  // be attached later), Unmapped when it exited. Without a server (Dead,
+  // Reattaching, Expired) it stops retrying and is Unmapped at once.
+  void Detach(StopDone done);
+  // Netlink LINK_DEAD for this device. See mapping.cc for what it does.
+  void OnLinkDead();
+  // Forgets every process without signalling it (daemon stop leaves
+  // rbd-nbd running); pending callers get Aborted. The mapping is inert
+  // afterwards.
+  void Release();
+
+  MappingState state() const { return state_; }
+  const std::string& device() const { return device_; }
+  const MapRequest& request() const { return request_; }
+  MappingSnapshot Snapshot() const;
+
+ private:
+  // mapping.cc: map, connected, stop.
+  void Transition(MappingState to, std::string reason);
+  Status SpawnRbdNbd(const std::vector<std::string>& argv, const char* role);
+  void OnLine(OutputStream stream, std::string_view line);
+  void OnDeviceLine(const std::string& device);
+  void OnProcessGone(std::optional<ExitInfo> exit);
+  void FailMap(Status error);
+  void FinishMapWaiters(const Result<std::string>& result);
+  void StartUnmapCommand();
+  void OnUnmapCommandDone(const Result<CommandResult>& result);
+  void MaybeFinishStop();
+  void FinishStop(MappingState to, Status status, std::string reason);
+  bool ServerRunning() const;
+  Status KillServer(int signum);
+  int ServerPid() const;
+  void CancelTimers();
+  std::string DescribeExit(const std::optional<ExitInfo>& exit) const;
+  // mapping_reattach.cc: death, re-attach, expiry, LINK_DEAD.
+  void OnDeath(std::string reason);
+  void StartAttachAttempt();
+  void SpawnAttach();
+  void OnAttachFailed(std::string reason);
+  void Expire(std::string reason);
+  void OnLinkDeadGraceOver(uint64_t generation);
+
+  Env env_;
+  MapRequest request_;
+  std::string cookie_;
+  std::string device_;
+  MappingState state_ = MappingState::kMapping;
+  std::string reason_ = "created";
+  uint64_t state_since_ms_ = 0;
+
+  std::unique_ptr<ChildProcess> child_;   // map, attach, or serving child
+  std::unique_ptr<PidfdWatch> adopted_;   // adopted server
+  std::string child_role_;                // "map" / "attach"
+  uint64_t server_generation_ = 0;        // bumped per spawned/adopted process
+  std::deque<std::string> recent_stderr_;  // of the current child
+  std::optional<std::string> kill_reason_;  // why we killed the current child
+  OutputLog log_;
+
+  std::unique_ptr<Timer> phase_timer_;      // map/attach deadline, backoff, unmap wait
+  std::unique_ptr<Timer> deadline_timer_;   // reattach deadline
+  std::unique_ptr<Timer> link_dead_timer_;  // LINK_DEAD grace
+  uint64_t reattach_deadline_ms_ = 0;       // loop clock
+  uint32_t attempts_ = 0;
+  uint32_t restarts_ = 0;
+  std::optional<int64_t> last_exit_status_;
+  int last_term_signal_ = 0;
+  uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
+
+  std::vector<MapDone> map_waiters_;
+  std::vector<StopDone> stop_waiters_;
+  bool unmap_command_done_ = false;  // Unmapping: the unmap command finished
+  bool unmap_from_connected_ = false;  // a live server was serving at Unmap
+  bool detaching_ = false;           // Unmapping was a Detach
+  bool released_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace nbdk

@@ -1,0 +1,139 @@
+// Mapping: unplanned death, re-attach with backoff, expiry, LINK_DEAD.
+#include <csignal>
+
+#include "daemon/log.h"
+#include "supervisor/mapping.h"
+#include "supervisor/rbd_nbd_argv.h"
+#include "supervisor/reattach_backoff.h"
+
+namespace nbdk {
+
+void Mapping::OnDeath(std::string reason) {
+  ++env_.stats.counters.deaths;
+  CancelTimers();
+  ++epoch_;
+  Transition(MappingState::kDead, std::move(reason));
+  // The kernel's dead-connection timer started at the death; stop trying a
+  // safety margin before it fails IO (never later than half the window).
+  uint64_t window = uint64_t{env_.config.reattach_timeout_s} * 1000;
+  uint64_t margin = std::min(env_.config.reattach_safety_margin_ms, window / 2);
+  uint64_t now = env_.loop.NowMs();
+  reattach_deadline_ms_ = now + window - margin;
+  attempts_ = 0;
+  deadline_timer_ = std::make_unique<Timer>(env_.loop);
+  deadline_timer_->Start(reattach_deadline_ms_ - now, 0, [this] {
+    Expire("reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)");
+  });
+  StartAttachAttempt();
+}
+
+void Mapping::StartAttachAttempt() {
+  if (env_.loop.NowMs() >= reattach_deadline_ms_) {
+    Expire("reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)");
+    return;
+  }
+  ++attempts_;
+  ++env_.stats.counters.reattach_attempts;
+  ++epoch_;
+  Transition(MappingState::kReattaching, "attempt " + std::to_string(attempts_) + ": breaking the dead owner's lock");
+  std::weak_ptr<bool> weak = alive_;
+  uint64_t epoch = epoch_;
+  env_.lock_breaker.BreakDeadOwnerLock(request_.image, [this, weak, epoch](Status s) {
+    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
+    if (!s.ok()) {
+      // Not fatal: the attach still works, its IO just waits for the OSDs
+      // to time the dead client's watch out (~30 s).
+      ++env_.stats.counters.lock_break_failures;
+      NBDK_LOG_WARN("lock_break_failed", {{"volume", request_.volume_id},
+                                          {"image", request_.image.Path()},
+                                          {"error", s.ToString()}});
+    }
+    SpawnAttach();
+  });
+}
+
+void Mapping::SpawnAttach() {
+  Status s = SpawnRbdNbd(RbdNbdAttachArgv(env_.config, request_, cookie_, device_), "attach");
+  if (!s.ok()) {
+    OnAttachFailed("spawn rbd-nbd attach: " + s.message());
+    return;
+  }
+  uint64_t now = env_.loop.NowMs();
+  uint64_t left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;
+  uint64_t limit = std::min(env_.config.map_deadline_ms, left);
+  // Success is the device line: `rbd-nbd attach -f` prints it once the
+  // connection is reconfigured, exactly like map.
+  phase_timer_ = std::make_unique<Timer>(env_.loop);
+  phase_timer_->Start(limit, 0, [this, limit] {
+    if (state_ != MappingState::kReattaching || !child_) return;
+    kill_reason_ = "printed no device within " + std::to_string(limit) + " ms";
+    (void)child_->Kill(SIGKILL);
+  });
+}
+
+void Mapping::OnAttachFailed(std::string reason) {
+  ++env_.stats.counters.reattach_failures;
+  phase_timer_.reset();
+  uint64_t delay = ReattachDelayMs(attempts_, env_.config.backoff_initial_ms, env_.config.backoff_cap_ms);
+  uint64_t now = env_.loop.NowMs();
+  if (now + delay >= reattach_deadline_ms_) {
+    Expire(reason + "; the next attempt would be past the reattach deadline");
+    return;
+  }
+  Transition(MappingState::kDead, reason + "; retry in " + std::to_string(delay) + " ms");
+  phase_timer_ = std::make_unique<Timer>(env_.loop);
+  phase_timer_->Start(delay, 0, [this] { StartAttachAttempt(); });
+}
+
+void Mapping::Expire(std::string reason) {
+  if (state_ != MappingState::kDead && state_ != MappingState::kReattaching) return;
+  ++env_.stats.counters.expirations;
+  CancelTimers();
+  ++epoch_;
+  Transition(MappingState::kExpired, std::move(reason));
+  NBDK_LOG_ERROR("mapping_expired", {{"volume", request_.volume_id},
+                                     {"device", device_},
+                                     {"attempts", attempts_},
+                                     {"reason", reason_}});
+  if (child_) {
+    kill_reason_ = "expired";
+    (void)child_->Kill(SIGKILL);  // its exit is ignored in Expired
+  }
+}
+
+// LINK_DEAD is a second witness of a death; the process exit stays the
+// authority. For a mapping that is not Connected it is ignored: a planned
+// stop also produces one, and a death already being handled needs no
+// second trigger. When Connected:
+//  - within link_dead_grace_ms of becoming Connected it is ignored as a
+//    late event about the connection this server just replaced;
+//  - otherwise the server gets link_dead_grace_ms to exit on its own (a
+//    dying rbd-nbd's exit usually follows within milliseconds); if the
+//    same server is still running then, it is alive but no longer serves
+//    the device (hung): it is killed, and its exit starts the re-attach.
+void Mapping::OnLinkDead() {
+  ++env_.stats.counters.link_dead_events;
+  uint64_t now = env_.loop.NowMs();
+  NBDK_LOG_INFO("link_dead", {{"volume", request_.volume_id},
+                              {"device", device_},
+                              {"state", MappingStateName(state_)},
+                              {"pid", ServerPid()}});
+  if (released_ || state_ != MappingState::kConnected || !ServerRunning() || link_dead_timer_) return;
+  if (now - state_since_ms_ < env_.config.link_dead_grace_ms) return;
+  uint64_t generation = server_generation_;
+  link_dead_timer_ = std::make_unique<Timer>(env_.loop);
+  link_dead_timer_->Start(env_.config.link_dead_grace_ms, 0,
+                          [this, generation] { OnLinkDeadGraceOver(generation); });
+}
+
+void Mapping::OnLinkDeadGraceOver(uint64_t generation) {
+  link_dead_timer_.reset();
+  if (state_ != MappingState::kConnected || generation != server_generation_ || !ServerRunning()) return;
+  ++env_.stats.counters.link_dead_kills;
+  NBDK_LOG_WARN("link_dead_server_alive",
+                {{"volume", request_.volume_id}, {"pid", ServerPid()}, {"action", "SIGKILL"}});
+  kill_reason_ = "LINK_DEAD while alive";
+  (void)KillServer(SIGKILL);
+}
+
+}  // namespace nbdk

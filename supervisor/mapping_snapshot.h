@@ -1,0 +1,35 @@
+// MappingSnapshot: a copy of one mapping's state for /status.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/mapping_state.h"
+
+namespace nbdk {
+
+struct MappingSnapshot {
+  std::string volume_id;
+  std::string image;  // "pool/[ns/]image"
+  MappingState state = MappingState::kMapping;
+  std::string reason;  // why it entered `state`
+  uint64_t ms_in_state = 0;
+  std::string device;  // "/dev/nbdN"; empty until the map printed it
+  int pid = 0;         // the serving (or map/attach) process; 0: none
+  bool adopted = false;  // the server is not our child (pidfd watch)
+  std::string cookie;
+  uint32_t restarts = 0;         // successful re-attaches since the map
+  uint32_t attach_attempts = 0;  // attempts in the current outage
+  // Of the last rbd-nbd process that exited; unset if none did or its
+  // status is unknowable (adopted).
+  std::optional<int64_t> last_exit_status;
+  int last_term_signal = 0;
+  // Dead/Reattaching: ms left before attempts stop (0: already past).
+  std::optional<uint64_t> reattach_ms_left;
+  std::vector<std::string> output_tail;  // oldest first
+  std::string log_path;
+};
+
+}  // namespace nbdk

@@ -1,0 +1,177 @@
+// Mapping: planned stops (Unmap, Detach) and Release.
+#include <csignal>
+
+#include "daemon/log.h"
+#include "supervisor/mapping.h"
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk {
+
+namespace {
+// rbd-nbd unmap's complaints when nothing is connected to the device.
+bool LooksNotMapped(const CommandResult& r) {
+  for (std::string_view hint : {"not mapped", "not used", "No such", "failed to open device", "does not exist",
+                                "Invalid argument"}) {
+    if (r.stderr_text.find(hint) != std::string::npos) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void Mapping::Unmap(StopDone done) {
+  switch (state_) {
+    case MappingState::kMapping:
+      done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the unmap later"));
+      return;
+    case MappingState::kUnmapping:
+      stop_waiters_.push_back(std::move(done));
+      return;
+    case MappingState::kUnmapped:
+    case MappingState::kFailed:
+      done(Status::Ok());
+      return;
+    default:
+      break;
+  }
+  if (released_) {
+    done(Status::Aborted("volume " + request_.volume_id + ": released by a daemon stop"));
+    return;
+  }
+  ++env_.stats.counters.unmaps;
+  stop_waiters_.push_back(std::move(done));
+  CancelTimers();
+  ++epoch_;
+  detaching_ = false;
+  unmap_command_done_ = false;
+  bool attach_in_flight = state_ == MappingState::kReattaching;
+  unmap_from_connected_ = state_ == MappingState::kConnected;
+  Transition(MappingState::kUnmapping, "unmap requested");
+  if (attach_in_flight && child_) {
+    kill_reason_ = "unmap requested";
+    (void)child_->Kill(SIGKILL);
+  }
+  StartUnmapCommand();
+}
+
+void Mapping::StartUnmapCommand() {
+  CommandOptions options;
+  options.timeout_ms = env_.config.unmap_command_timeout_ms;
+  options.env = env_.config.child_env;
+  std::weak_ptr<bool> weak = alive_;
+  uint64_t epoch = epoch_;
+  RunCommand(env_.loop, RbdNbdUnmapArgv(env_.config, device_), std::move(options),
+             [this, weak, epoch](Result<CommandResult> r) {
+               if (weak.expired() || epoch != epoch_ || state_ != MappingState::kUnmapping) return;
+               OnUnmapCommandDone(r);
+             });
+}
+
+void Mapping::OnUnmapCommandDone(const Result<CommandResult>& r) {
+  bool ok = r.ok() && r->ok();
+  std::string what = r.ok() ? r->Describe() : r.status().message();
+  if (r.ok()) {
+    for (const auto& text : {r->stdout_text, r->stderr_text}) {
+      if (!text.empty()) log_.Append("unmap", text);
+    }
+  }
+  if (!ok && unmap_from_connected_ && ServerRunning()) {
+    // The server still serves the device: nothing changed, report it.
+    Transition(MappingState::kConnected, "unmap failed: " + what);
+    std::vector<StopDone> waiters = std::move(stop_waiters_);
+    stop_waiters_.clear();
+    for (auto& w : waiters) w(Status::Unavailable("rbd-nbd unmap " + device_ + ": " + what));
+    return;
+  }
+  if (!ok && !(r.ok() && LooksNotMapped(*r))) {
+    // No server and an unexplained failure: stop retrying, keep it listed
+    // so a later Unmap can try again.
+    ++epoch_;
+    Transition(MappingState::kExpired, "unmap failed: " + what);
+    std::vector<StopDone> waiters = std::move(stop_waiters_);
+    stop_waiters_.clear();
+    for (auto& w : waiters) w(Status::Unavailable("rbd-nbd unmap " + device_ + ": " + what));
+    return;
+  }
+  unmap_command_done_ = true;
+  if (ServerRunning()) {
+    // rbd-nbd unmap disconnected the device; the server should exit now.
+    phase_timer_ = std::make_unique<Timer>(env_.loop);
+    phase_timer_->Start(env_.config.unmap_exit_wait_ms, env_.config.unmap_exit_wait_ms, [this] {
+      NBDK_LOG_WARN("unmap_server_lingers", {{"volume", request_.volume_id}, {"pid", ServerPid()}});
+      (void)KillServer(SIGKILL);
+    });
+  }
+  MaybeFinishStop();
+}
+
+void Mapping::Detach(StopDone done) {
+  switch (state_) {
+    case MappingState::kMapping:
+      done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the detach later"));
+      return;
+    case MappingState::kUnmapping:
+      stop_waiters_.push_back(std::move(done));
+      return;
+    case MappingState::kUnmapped:
+    case MappingState::kFailed:
+      done(Status::Ok());
+      return;
+    default:
+      break;
+  }
+  ++env_.stats.counters.detaches;
+  stop_waiters_.push_back(std::move(done));
+  CancelTimers();
+  ++epoch_;
+  detaching_ = true;
+  bool serving = state_ == MappingState::kConnected;
+  Transition(MappingState::kUnmapping, "detach requested");
+  if (ServerRunning()) {
+    // SIGTERM: rbd-nbd releases its lock and leaves the device configured.
+    // A killed attach child had no connection to leave.
+    kill_reason_ = "detach requested";
+    Status s = KillServer(serving ? SIGTERM : SIGKILL);
+    if (!s.ok()) NBDK_LOG_WARN("detach_signal_failed", {{"volume", request_.volume_id}, {"error", s.message()}});
+    phase_timer_ = std::make_unique<Timer>(env_.loop);
+    phase_timer_->Start(env_.config.unmap_exit_wait_ms, env_.config.unmap_exit_wait_ms,
+                        [this] { (void)KillServer(SIGKILL); });
+  }
+  MaybeFinishStop();
+}
+
+void Mapping::MaybeFinishStop() {
+  if (state_ != MappingState::kUnmapping || ServerRunning()) return;
+  if (detaching_) {
+    FinishStop(MappingState::kUnmapped, Status::Ok(), "detached");
+  } else if (unmap_command_done_) {
+    FinishStop(MappingState::kUnmapped, Status::Ok(), "unmapped");
+  }
+}
+
+void Mapping::FinishStop(MappingState to, Status status, std::string reason) {
+  CancelTimers();
+  Transition(to, std::move(reason));
+  env_.on_final(request_.volume_id);
+  std::vector<StopDone> waiters = std::move(stop_waiters_);
+  stop_waiters_.clear();
+  for (auto& w : waiters) w(status);
+}
+
+void Mapping::Release() {
+  released_ = true;
+  ++epoch_;
+  CancelTimers();
+  NBDK_LOG_INFO("mapping_released",
+                {{"volume", request_.volume_id}, {"state", MappingStateName(state_)}, {"pid", ServerPid()}});
+  child_.reset();
+  adopted_.reset();
+  std::vector<MapDone> maps = std::move(map_waiters_);
+  std::vector<StopDone> stops = std::move(stop_waiters_);
+  map_waiters_.clear();
+  stop_waiters_.clear();
+  Status aborted = Status::Aborted("volume " + request_.volume_id + ": released by a daemon stop");
+  for (auto& w : maps) w(aborted);
+  for (auto& w : stops) w(aborted);
+}
+
+}  // namespace nbdk

@@ -1,0 +1,57 @@
+// rbd_nbd_argv: request validation and the exact rbd-nbd 16.2 command lines.
+//
+// Map and attach of one volume share every option (same cookie, user,
+// keyfile, monitors, conf, user options), so an attach re-creates the
+// connection the map made. The cephx key never appears in argv: rbd-nbd
+// reads it from --keyfile.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/status.h"
+#include "supervisor/supervisor_config.h"
+
+namespace nbdk {
+
+// [A-Za-z0-9._-]{1,128}, not starting with '.' (it names a log file).
+Status ValidateVolumeId(std::string_view volume_id);
+
+// Checks everything a map needs; the error names the offending field.
+Status ValidateMapRequest(const MapRequest& request);
+
+// User map options, as argv tokens. Rejected with InvalidArgument:
+//  - a non-zero --io-timeout (or its old alias --timeout): when Ceph
+//    stalls longer than it, the kernel closes the live socket and all IO
+//    fails with EIO; nbdkeeper sets the block queue io_timeout instead;
+//  - --key: secrets never go on a command line;
+//  - options nbdkeeper itself controls (-f/-d, --device, --cookie,
+//    --reattach-timeout, --id/-i, --name/-n, --keyfile, --mon_host/-m,
+//    --conf/-c);
+//  - a bare word that is not the value of the option before it.
+Status ValidateMapOptions(const std::vector<std::string>& options);
+
+// "try-netlink,exclusive,quiesce-hook=/x" -> {"--try-netlink",
+// "--exclusive", "--quiesce-hook", "/x"} (the ceph-csi mapOptions form;
+// leading dashes are accepted too). Validates the result.
+Result<std::vector<std::string>> ParseMapOptions(std::string_view csv);
+
+// `rbd-nbd map -f ...`: the foreground child that becomes the server.
+std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& request,
+                                       const std::string& cookie);
+// `rbd-nbd attach -f --device <device> ...` with the map's options.
+std::vector<std::string> RbdNbdAttachArgv(const SupervisorConfig& config, const MapRequest& request,
+                                          const std::string& cookie, const std::string& device);
+// `rbd-nbd unmap <device>`.
+std::vector<std::string> RbdNbdUnmapArgv(const SupervisorConfig& config, const std::string& device);
+
+// The device rbd-nbd prints when the connection is up: "/dev/nbdN",
+// optionally followed by " <cookie>" (--show-cookie). nullopt otherwise.
+std::optional<std::string> ParseDeviceLine(std::string_view line);
+
+// "/dev/nbd7" -> 7; InvalidArgument for anything else.
+Result<int> NbdDeviceIndex(std::string_view device);
+
+}  // namespace nbdk

@@ -1,0 +1,154 @@
+#include "supervisor/supervisor.h"
+
+#include "daemon/log.h"
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk {
+
+Supervisor::Supervisor(EventLoop& loop, SupervisorConfig config, LockBreaker& lock_breaker)
+    : loop_(loop), config_(std::move(config)), lock_breaker_(lock_breaker) {}
+
+Supervisor::~Supervisor() {
+  ReleaseAll();
+  *alive_ = false;
+  retired_.clear();
+}
+
+std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
+  Mapping::Env env{loop_, config_, lock_breaker_, stats_, [this](const std::string& id) { Retire(id); }};
+  return std::make_unique<Mapping>(std::move(env), std::move(request));
+}
+
+Mapping* Supervisor::Find(const std::string& volume_id) const {
+  auto it = mappings_.find(volume_id);
+  return it == mappings_.end() ? nullptr : it->second.get();
+}
+
+void Supervisor::Retire(const std::string& volume_id) {
+  auto it = mappings_.find(volume_id);
+  if (it == mappings_.end()) return;
+  retired_.push_back(std::move(it->second));
+  mappings_.erase(it);
+  std::weak_ptr<bool> weak = alive_;
+  loop_.Post([this, weak] {
+    if (!weak.expired()) retired_.clear();
+  });
+}
+
+void Supervisor::Map(MapRequest request, std::function<void(Result<std::string>)> done) {
+  if (Status s = ValidateMapRequest(request); !s.ok()) {
+    done(s);
+    return;
+  }
+  if (Mapping* m = Find(request.volume_id)) {
+    const std::string& id = request.volume_id;
+    if (m->request().image.Path() != request.image.Path()) {
+      done(Status::AlreadyExists("volume " + id + " is mapped to " + m->request().image.Path() + ", not " +
+                                 request.image.Path()));
+      return;
+    }
+    switch (m->state()) {
+      case MappingState::kConnected:
+        done(m->device());
+        return;
+      case MappingState::kMapping:
+        m->AddMapWaiter(std::move(done));
+        return;
+      case MappingState::kDead:
+      case MappingState::kReattaching:
+        done(Status::Unavailable("volume " + id + " on " + m->device() + " is re-attaching; retry"));
+        return;
+      case MappingState::kExpired:
+        done(Status::FailedPrecondition("volume " + id + " on " + m->device() +
+                                        " expired (re-attach deadline passed); unmap it first"));
+        return;
+      default:
+        done(Status::Aborted("volume " + id + " is being unmapped; retry"));
+        return;
+    }
+  }
+  std::string id = request.volume_id;
+  Mapping* m = mappings_.emplace(id, NewMapping(std::move(request))).first->second.get();
+  m->StartMap(std::move(done));
+}
+
+void Supervisor::Unmap(const std::string& volume_id, std::function<void(Status)> done) {
+  Mapping* m = Find(volume_id);
+  if (!m) {
+    done(Status::Ok());
+    return;
+  }
+  m->Unmap(std::move(done));
+}
+
+void Supervisor::Detach(const std::string& volume_id, std::function<void(Status)> done) {
+  Mapping* m = Find(volume_id);
+  if (!m) {
+    done(Status::NotFound("volume " + volume_id + " is not supervised"));
+    return;
+  }
+  m->Detach(std::move(done));
+}
+
+Status Supervisor::Adopt(AdoptRequest request) {
+  NBDK_RETURN_IF_ERROR(ValidateMapRequest(request.map));
+  auto index = NbdDeviceIndex(request.device);
+  if (!index.ok()) return index.status();
+  if (request.pid <= 0) return Status::InvalidArgument("pid " + std::to_string(request.pid) + ": not a process id");
+  if (Find(request.map.volume_id)) {
+    return Status::AlreadyExists("volume " + request.map.volume_id + " is already supervised");
+  }
+  for (const auto& [id, m] : mappings_) {
+    if (m->device() == request.device) {
+      return Status::AlreadyExists("device " + request.device + " is already supervised for volume " + id);
+    }
+  }
+  std::string id = request.map.volume_id;
+  Mapping* m = mappings_.emplace(id, NewMapping(std::move(request.map))).first->second.get();
+  return m->StartAdopted(request.device, request.pid);
+}
+
+void Supervisor::OnLinkDead(int index) {
+  std::string device = "/dev/nbd" + std::to_string(index);
+  for (const auto& [id, m] : mappings_) {
+    if (m->device() == device) {
+      m->OnLinkDead();
+      return;
+    }
+  }
+  ++stats_.counters.link_dead_events;
+  NBDK_LOG_INFO("link_dead_unknown_device", {{"device", device}});
+}
+
+std::vector<MappingSnapshot> Supervisor::ReleaseAll() {
+  std::vector<MappingSnapshot> released;
+  // Release() runs callbacks; take the table first so they see it empty.
+  auto mappings = std::move(mappings_);
+  mappings_.clear();
+  for (auto& [id, m] : mappings) {
+    m->Release();
+    released.push_back(m->Snapshot());
+  }
+  return released;
+}
+
+std::vector<MappingSnapshot> Supervisor::Snapshots() const {
+  std::vector<MappingSnapshot> out;
+  out.reserve(mappings_.size());
+  for (const auto& [id, m] : mappings_) out.push_back(m->Snapshot());
+  return out;
+}
+
+std::optional<MappingSnapshot> Supervisor::Snapshot(const std::string& volume_id) const {
+  Mapping* m = Find(volume_id);
+  if (!m) return std::nullopt;
+  return m->Snapshot();
+}
+
+std::array<size_t, kMappingStateCount> Supervisor::CountByState() const {
+  std::array<size_t, kMappingStateCount> counts{};
+  for (const auto& [id, m] : mappings_) ++counts[static_cast<int>(m->state())];
+  return counts;
+}
+
+}  // namespace nbdk

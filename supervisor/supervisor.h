@@ -1,0 +1,104 @@
+// Supervisor: keeps every volume's rbd-nbd mapping alive (one Mapping per
+// volume id), and is the daemon's one entry point for mapping work.
+//
+// Daemon wiring:
+//  - CSI NodeStage -> Map(); NodeUnstage -> Unmap().
+//  - netlink LINK_DEAD subscription -> OnLinkDead(index).
+//  - after a restart, the journal's recorded servers -> Adopt().
+//  - /status -> Snapshots(); /metrics -> counters(), transitions(),
+//    CountByState().
+//  - daemon stop: ReleaseAll() (default: rbd-nbd keeps serving) or
+//    Detach() per volume (graceful option).
+//
+// Callbacks run on the loop thread. A `done` may run before the call
+// returns (validation errors, already mapped, nothing to do). Mappings
+// that reach Unmapped or Failed are forgotten (their counters stay).
+//
+// Loop thread only.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/event_loop.h"
+#include "daemon/status.h"
+#include "supervisor/lock_breaker.h"
+#include "supervisor/mapping.h"
+#include "supervisor/mapping_snapshot.h"
+#include "supervisor/supervisor_config.h"
+#include "supervisor/supervisor_stats.h"
+
+namespace nbdk {
+
+class Supervisor {
+ public:
+  // `loop` and `lock_breaker` must outlive the Supervisor.
+  Supervisor(EventLoop& loop, SupervisorConfig config, LockBreaker& lock_breaker);
+  // Same as ReleaseAll(): running rbd-nbd processes are left running.
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // Maps the volume; `done` gets "/dev/nbdN" once rbd-nbd printed it and
+  // io_timeout was written. Idempotent: the same volume and image already
+  // Connected returns its device; a map in flight is joined. Errors:
+  // InvalidArgument (bad request, forbidden map option such as a non-zero
+  // --io-timeout), AlreadyExists (volume mapped to another image),
+  // Unavailable (re-attach in progress: retry; or rbd-nbd map failed, with
+  // the tail of its stderr), DeadlineExceeded (no device line in
+  // map_deadline_ms), FailedPrecondition (Expired: unmap first), Aborted
+  // (unmap in progress).
+  void Map(MapRequest request, std::function<void(Result<std::string>)> done);
+
+  // Planned unmap (never re-attaches). An unknown volume is OK (already
+  // unmapped). Aborted while its map is in flight.
+  void Unmap(const std::string& volume_id, std::function<void(Status)> done);
+
+  // Planned detach: SIGTERM the server, leaving the device configured.
+  // NotFound for an unknown volume.
+  void Detach(const std::string& volume_id, std::function<void(Status)> done);
+
+  // Takes over a running rbd-nbd that is not our child (pidfd watch). A pid
+  // already gone starts a re-attach at once. AlreadyExists if the volume
+  // or the device is already supervised.
+  Status Adopt(AdoptRequest request);
+
+  // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
+  // See Mapping::OnLinkDead for the policy.
+  void OnLinkDead(int index);
+
+  // Forgets every mapping without signalling any process: their handles
+  // and pipes are closed, rbd-nbd keeps serving the device. Pending
+  // callbacks get Aborted. Returns what was released (for the journal).
+  std::vector<MappingSnapshot> ReleaseAll();
+
+  std::vector<MappingSnapshot> Snapshots() const;  // sorted by volume id
+  std::optional<MappingSnapshot> Snapshot(const std::string& volume_id) const;
+  const SupervisorCounters& counters() const { return stats_.counters; }
+  const TransitionCounter& transitions() const { return stats_.transitions; }
+  // Current number of mappings in each state (a gauge), indexed by
+  // static_cast<int>(MappingState).
+  std::array<size_t, kMappingStateCount> CountByState() const;
+  const SupervisorConfig& config() const { return config_; }
+
+ private:
+  std::unique_ptr<Mapping> NewMapping(MapRequest request);
+  void Retire(const std::string& volume_id);
+  Mapping* Find(const std::string& volume_id) const;
+
+  EventLoop& loop_;
+  SupervisorConfig config_;
+  LockBreaker& lock_breaker_;
+  SupervisorStats stats_;
+  std::map<std::string, std::unique_ptr<Mapping>> mappings_;
+  // Finished mappings, deleted on the next loop turn: they are retired
+  // from inside their own callbacks.
+  std::vector<std::unique_ptr<Mapping>> retired_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace nbdk

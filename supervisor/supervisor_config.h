@@ -1,0 +1,71 @@
+// SupervisorConfig and the requests the Supervisor accepts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "supervisor/image_spec.h"
+
+namespace nbdk {
+
+struct SupervisorConfig {
+  std::string rbd_nbd_path = "/usr/bin/rbd-nbd";
+  // Per-volume child output logs go to <state_dir>/logs/<volume>.log.
+  std::string state_dir = "/var/lib/nbdkeeper";
+  // io_timeout is written to <sysfs_root>/block/nbdN/queue/io_timeout.
+  std::string sysfs_root = "/sys";
+  // Block-layer queue timeout set after each map: in-flight IO is requeued
+  // to a re-attached connection this soon (the kernel default is 30 s).
+  // 0: leave the kernel's value alone.
+  uint32_t io_timeout_ms = 5000;
+  // Passed as --reattach-timeout: how long the kernel keeps a dead device
+  // waiting for an attach before failing IO.
+  uint32_t reattach_timeout_s = 300;
+  // Attach attempts stop this long before the kernel's deadline, so a late
+  // attach cannot race the kernel failing IO.
+  uint64_t reattach_safety_margin_ms = 10000;
+  // A map (or attach) that prints no device line in this time is killed.
+  uint64_t map_deadline_ms = 60000;
+  // Reattach retries: the first is immediate, then initial, 2x, 4x ... cap.
+  uint64_t backoff_initial_ms = 500;
+  uint64_t backoff_cap_ms = 10000;
+  // LINK_DEAD for a mapping whose server still runs: wait this long for its
+  // exit; if it is still running then, kill it so the re-attach can start.
+  uint64_t link_dead_grace_ms = 2000;
+  // A planned unmap waits this long for the server to exit after
+  // `rbd-nbd unmap` succeeded, then sends SIGTERM.
+  uint64_t unmap_exit_wait_ms = 10000;
+  uint64_t unmap_command_timeout_ms = 30000;
+  // Lines of child output kept in memory per mapping (for /status).
+  size_t output_tail_lines = 20;
+  // Each per-volume log file is cut back to its last half when it grows
+  // past this size.
+  size_t log_file_max_bytes = 256 * 1024;
+  // Environment for rbd-nbd children ("KEY=VALUE"); empty: inherit ours.
+  std::vector<std::string> child_env;
+};
+
+struct MapRequest {
+  // [A-Za-z0-9._-], 1-128 characters, not starting with '.'; names the
+  // mapping and its log file.
+  std::string volume_id;
+  ImageSpec image;
+  bool read_only = false;
+  // Extra rbd-nbd options appended after ours, as argv tokens
+  // ({"--exclusive"}); see ParseMapOptions() for the "a,b=c" form.
+  std::vector<std::string> map_options;
+  // nbd backend cookie; empty: the volume id.
+  std::string cookie;
+};
+
+// A running rbd-nbd server this daemon did not spawn (found after a daemon
+// restart). Its exit status will never be known.
+struct AdoptRequest {
+  MapRequest map;      // what it serves, as it was mapped
+  std::string device;  // "/dev/nbdN"
+  int pid = 0;
+};
+
+}  // namespace nbdk
