@@ -1,0 +1,32 @@
+// The file name of a volume's journal record, derived from its CSI volume id.
+//
+// CSI volume ids are any UTF-8 string of at most 128 bytes, so they may hold
+// '/', "..", NUL-free control bytes or multi-byte characters. The mapping is
+// injective and every name is a single safe path component:
+//  - "v." + the id with [A-Za-z0-9-] kept and every other byte written as
+//    "_xx" (lower-case hex) + ".rec", when that body is at most 180 bytes -
+//    readable for the usual ceph-csi ids ("0001-0009-rook-ceph-...");
+//  - otherwise "b." + unpadded base64url of the id + ".rec".
+// Neither body contains '.', so the two families cannot collide, and the
+// longest name (186 bytes) leaves room for the ".<unix ms>.<n>" suffix of a
+// quarantined copy within NAME_MAX (255).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+inline constexpr size_t kMaxVolumeIdBytes = 128;
+inline constexpr std::string_view kRecordFileSuffix = ".rec";
+
+// InvalidArgument for an empty id or one longer than kMaxVolumeIdBytes.
+Result<std::string> RecordFileName(std::string_view volume_id);
+
+// Whether `name` has the shape RecordFileName produces (prefix and suffix);
+// whether it matches the record inside is checked when the record is read.
+bool IsRecordFileName(std::string_view name);
+
+}  // namespace nbdk

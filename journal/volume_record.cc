@@ -1,0 +1,206 @@
+#include "journal/volume_record.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <limits>
+
+namespace nbdk {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(Writer& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void WriteStrings(Writer& w, const char* key, const std::vector<std::string>& values) {
+  w.Key(key);
+  w.StartArray();
+  for (const std::string& v : values) w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  w.EndArray();
+}
+
+// Reads the members of one JSON object, naming the field in every error
+// ("field published_targets[0].path: missing").
+class FieldReader {
+ public:
+  FieldReader(const rapidjson::Value& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {}
+
+  Status String(const char* name, std::string* out) const {
+    const rapidjson::Value* v;
+    NBDK_RETURN_IF_ERROR(Find(name, &v));
+    if (!v->IsString()) return Wrong(name, "a string");
+    out->assign(v->GetString(), v->GetStringLength());
+    return Status::Ok();
+  }
+
+  Status Strings(const char* name, std::vector<std::string>* out) const {
+    const rapidjson::Value* v;
+    NBDK_RETURN_IF_ERROR(Find(name, &v));
+    if (!v->IsArray()) return Wrong(name, "an array of strings");
+    out->clear();
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      const rapidjson::Value& e = (*v)[i];
+      if (!e.IsString()) return Wrong(Indexed(name, i), "a string");
+      out->emplace_back(e.GetString(), e.GetStringLength());
+    }
+    return Status::Ok();
+  }
+
+  Status Bool(const char* name, bool* out) const {
+    const rapidjson::Value* v;
+    NBDK_RETURN_IF_ERROR(Find(name, &v));
+    if (!v->IsBool()) return Wrong(name, "a boolean");
+    *out = v->GetBool();
+    return Status::Ok();
+  }
+
+  Status Int64(const char* name, int64_t min, int64_t max, int64_t* out) const {
+    const rapidjson::Value* v;
+    NBDK_RETURN_IF_ERROR(Find(name, &v));
+    if (!v->IsInt64() || v->GetInt64() < min || v->GetInt64() > max) {
+      return Wrong(name, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    *out = v->GetInt64();
+    return Status::Ok();
+  }
+
+  // Objects in an array member: `each(reader_of_element)` per element.
+  template <typename Fn>
+  Status Objects(const char* name, Fn each) const {
+    const rapidjson::Value* v;
+    NBDK_RETURN_IF_ERROR(Find(name, &v));
+    if (!v->IsArray()) return Wrong(name, "an array of objects");
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      std::string element = Indexed(name, i);
+      if (!(*v)[i].IsObject()) return Wrong(element, "an object");
+      NBDK_RETURN_IF_ERROR(each(FieldReader((*v)[i], prefix_ + element + ".")));
+    }
+    return Status::Ok();
+  }
+
+  Status Empty(const char* name) const { return Status::Corruption("field " + prefix_ + name + ": empty"); }
+
+ private:
+  Status Find(const char* name, const rapidjson::Value** out) const {
+    auto it = object_.FindMember(name);
+    if (it == object_.MemberEnd()) return Status::Corruption("field " + prefix_ + name + ": missing");
+    *out = &it->value;
+    return Status::Ok();
+  }
+  static std::string Indexed(const char* name, rapidjson::SizeType i) {
+    return std::string(name) + "[" + std::to_string(i) + "]";
+  }
+  Status Wrong(std::string_view name, const std::string& expected) const {
+    return Status::Corruption("field " + prefix_ + std::string(name) + ": expected " + expected);
+  }
+
+  const rapidjson::Value& object_;
+  std::string prefix_;
+};
+
+Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+  int64_t pid = 0, timeout = 0;
+  NBDK_RETURN_IF_ERROR(f.String("volume_id", &r->volume_id));
+  if (r->volume_id.empty()) return f.Empty("volume_id");
+  NBDK_RETURN_IF_ERROR(f.String("cluster_id", &r->cluster_id));
+  NBDK_RETURN_IF_ERROR(f.Strings("monitors", &r->monitors));
+  NBDK_RETURN_IF_ERROR(f.String("pool", &r->pool));
+  NBDK_RETURN_IF_ERROR(f.String("rados_namespace", &r->rados_namespace));
+  NBDK_RETURN_IF_ERROR(f.String("image", &r->image));
+  NBDK_RETURN_IF_ERROR(f.String("user_id", &r->user_id));
+  NBDK_RETURN_IF_ERROR(f.String("keyfile_path", &r->keyfile_path));
+  NBDK_RETURN_IF_ERROR(f.String("ceph_conf_path", &r->ceph_conf_path));
+  NBDK_RETURN_IF_ERROR(f.String("nbd_device", &r->nbd_device));
+  NBDK_RETURN_IF_ERROR(f.String("cookie", &r->cookie));
+  NBDK_RETURN_IF_ERROR(f.Strings("map_options", &r->map_options));
+  NBDK_RETURN_IF_ERROR(f.String("fs_type", &r->fs_type));
+  NBDK_RETURN_IF_ERROR(f.Bool("block", &r->block));
+  NBDK_RETURN_IF_ERROR(f.Bool("read_only", &r->read_only));
+  NBDK_RETURN_IF_ERROR(f.String("staging_path", &r->staging_path));
+  NBDK_RETURN_IF_ERROR(f.Objects("published_targets", [r](const FieldReader& t) {
+    PublishedTarget target;
+    NBDK_RETURN_IF_ERROR(t.String("path", &target.path));
+    NBDK_RETURN_IF_ERROR(t.Bool("read_only", &target.read_only));
+    r->published_targets.push_back(std::move(target));
+    return Status::Ok();
+  }));
+  NBDK_RETURN_IF_ERROR(f.Int64("rbd_nbd_pid", 0, std::numeric_limits<int32_t>::max(), &pid));
+  r->rbd_nbd_pid = static_cast<int32_t>(pid);
+  NBDK_RETURN_IF_ERROR(f.String("boot_id", &r->boot_id));
+  NBDK_RETURN_IF_ERROR(f.Int64("reattach_timeout_s", 0, std::numeric_limits<uint32_t>::max(), &timeout));
+  r->reattach_timeout_s = static_cast<uint32_t>(timeout);
+  NBDK_RETURN_IF_ERROR(f.Int64("created_ms", 0, kInt64Max, &r->created_ms));
+  NBDK_RETURN_IF_ERROR(f.Int64("updated_ms", 0, kInt64Max, &r->updated_ms));
+  NBDK_RETURN_IF_ERROR(f.String("state", &r->state));
+  if (r->state.empty()) return f.Empty("state");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EncodeVolumeRecord(const VolumeRecord& r) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  WriteString(w, "volume_id", r.volume_id);
+  WriteString(w, "cluster_id", r.cluster_id);
+  WriteStrings(w, "monitors", r.monitors);
+  WriteString(w, "pool", r.pool);
+  WriteString(w, "rados_namespace", r.rados_namespace);
+  WriteString(w, "image", r.image);
+  WriteString(w, "user_id", r.user_id);
+  WriteString(w, "keyfile_path", r.keyfile_path);
+  WriteString(w, "ceph_conf_path", r.ceph_conf_path);
+  WriteString(w, "nbd_device", r.nbd_device);
+  WriteString(w, "cookie", r.cookie);
+  WriteStrings(w, "map_options", r.map_options);
+  WriteString(w, "fs_type", r.fs_type);
+  w.Key("block");
+  w.Bool(r.block);
+  w.Key("read_only");
+  w.Bool(r.read_only);
+  WriteString(w, "staging_path", r.staging_path);
+  w.Key("published_targets");
+  w.StartArray();
+  for (const PublishedTarget& t : r.published_targets) {
+    w.StartObject();
+    WriteString(w, "path", t.path);
+    w.Key("read_only");
+    w.Bool(t.read_only);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("rbd_nbd_pid");
+  w.Int(r.rbd_nbd_pid);
+  WriteString(w, "boot_id", r.boot_id);
+  w.Key("reattach_timeout_s");
+  w.Uint(r.reattach_timeout_s);
+  w.Key("created_ms");
+  w.Int64(r.created_ms);
+  w.Key("updated_ms");
+  w.Int64(r.updated_ms);
+  WriteString(w, "state", r.state);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+Result<VolumeRecord> DecodeVolumeRecord(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return Status::Corruption("JSON parse error at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                              rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) return Status::Corruption("expected a JSON object");
+  VolumeRecord record;
+  NBDK_RETURN_IF_ERROR(DecodeFields(FieldReader(doc, ""), &record));
+  return record;
+}
+
+}  // namespace nbdk

@@ -1,0 +1,63 @@
+// VolumeRecord: what the node journal remembers about one staged volume -
+// enough to re-adopt its rbd-nbd process after a daemon restart, or to map
+// it again after a reboot.
+//
+// Never holds a secret: the cephx key stays in the key file, whose path is
+// recorded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+// One NodePublishVolume target of a staged volume.
+struct PublishedTarget {
+  std::string path;
+  bool read_only = false;
+  bool operator==(const PublishedTarget&) const = default;
+};
+
+struct VolumeRecord {
+  std::string volume_id;                 // CSI volume id; at most 128 bytes
+  std::string cluster_id;                // ceph-csi cluster id
+  std::vector<std::string> monitors;     // "10.0.0.1:6789", ...
+  std::string pool;
+  std::string rados_namespace;           // "" for the default namespace
+  std::string image;
+  std::string user_id;                   // cephx user, without "client."
+  std::string keyfile_path;              // the key itself is never recorded
+  std::string ceph_conf_path;
+  std::string nbd_device;                // "/dev/nbd3"; "" before mapping
+  std::string cookie;                    // rbd-nbd --cookie, also in sysfs
+  std::vector<std::string> map_options;  // extra rbd-nbd map options
+  std::string fs_type;                   // "ext4", "xfs", or "" for block
+  bool block = false;                    // a raw block volume
+  bool read_only = false;
+  std::string staging_path;
+  std::vector<PublishedTarget> published_targets;
+  int32_t rbd_nbd_pid = 0;               // 0 while no process runs
+  std::string boot_id;                   // boot the pid and device belong to
+  uint32_t reattach_timeout_s = 0;
+  int64_t created_ms = 0;                // unix time, milliseconds
+  int64_t updated_ms = 0;
+  std::string state;                     // "staging", "staged", "unstaging"
+
+  bool operator==(const VolumeRecord&) const = default;
+};
+
+// Compact JSON with one member per field, named as above.
+std::string EncodeVolumeRecord(const VolumeRecord& record);
+
+// Parses and validates JSON from EncodeVolumeRecord. Every field is
+// required and type-checked; unknown members are ignored, so an older daemon
+// can still read (and, on its next Put, drop) a newer daemon's additions.
+// Corruption names the field:
+// "field monitors[1]: expected a string".
+Result<VolumeRecord> DecodeVolumeRecord(std::string_view json);
+
+}  // namespace nbdk

@@ -1,0 +1,198 @@
+// VolumeRecord JSON codec, record file names, record frames and the boot id.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <set>
+
+#include "journal/node_boot_id.h"
+#include "journal/node_crc32c.h"
+#include "journal/node_record_file_name.h"
+#include "journal/node_record_frame.h"
+#include "journal/volume_record.h"
+#include "test/journal/node_journal_fixtures.h"
+
+namespace nbdk {
+namespace {
+
+using testing::FullRecord;
+using testing::ScratchDir;
+
+enum class Kind { kString, kStrings, kBool, kInt, kTargets };
+
+const std::vector<std::pair<std::string, Kind>> kFields = {
+    {"volume_id", Kind::kString},       {"cluster_id", Kind::kString},      {"monitors", Kind::kStrings},
+    {"pool", Kind::kString},            {"rados_namespace", Kind::kString}, {"image", Kind::kString},
+    {"user_id", Kind::kString},         {"keyfile_path", Kind::kString},    {"ceph_conf_path", Kind::kString},
+    {"nbd_device", Kind::kString},      {"cookie", Kind::kString},          {"map_options", Kind::kStrings},
+    {"fs_type", Kind::kString},         {"block", Kind::kBool},             {"read_only", Kind::kBool},
+    {"staging_path", Kind::kString},    {"published_targets", Kind::kTargets}, {"rbd_nbd_pid", Kind::kInt},
+    {"boot_id", Kind::kString},         {"reattach_timeout_s", Kind::kInt}, {"created_ms", Kind::kInt},
+    {"updated_ms", Kind::kInt},         {"state", Kind::kString},
+};
+
+// The full record's JSON, edited by `edit`, then decoded.
+template <typename Edit>
+Status DecodeEdited(Edit edit) {
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  edit(doc);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  doc.Accept(w);
+  return DecodeVolumeRecord(buf.GetString()).status();
+}
+
+TEST(VolumeRecordTest, FullRecordRoundTrips) {
+  VolumeRecord record = FullRecord("0001-0009-rook-ceph-0000000000000002-b0285c97");
+  Result<VolumeRecord> decoded = DecodeVolumeRecord(EncodeVolumeRecord(record));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, record);
+  EXPECT_EQ(decoded->cookie, record.cookie);  // quotes, backslash, UTF-8 survive
+}
+
+TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  ASSERT_TRUE(doc.IsObject());
+  std::set<std::string> members;
+  for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
+  std::set<std::string> expected;
+  for (auto& [name, kind] : kFields) expected.insert(name);
+  EXPECT_EQ(members, expected);
+}
+
+TEST(VolumeRecordTest, EachMissingFieldIsNamed) {
+  for (auto& [name, kind] : kFields) {
+    Status s = DecodeEdited([&](rapidjson::Document& d) { d.RemoveMember(name.c_str()); });
+    EXPECT_EQ(s.code(), Code::kCorruption) << name;
+    EXPECT_EQ(s.message(), "field " + name + ": missing");
+  }
+}
+
+TEST(VolumeRecordTest, EachWrongTypedFieldIsNamed) {
+  for (auto& [name, kind] : kFields) {
+    Status s = DecodeEdited([&](rapidjson::Document& d) {
+      rapidjson::Value& v = d[name.c_str()];
+      // A value of a neighbouring, plausible-looking but wrong type.
+      if (kind == Kind::kString) v.SetInt(7);
+      if (kind == Kind::kBool) v.SetString("true");
+      if (kind == Kind::kInt) v.SetString("42");
+      if (kind == Kind::kStrings || kind == Kind::kTargets) v.SetString("x");
+    });
+    EXPECT_EQ(s.code(), Code::kCorruption) << name;
+    EXPECT_TRUE(s.message().starts_with("field " + name + ": expected ")) << s.message();
+  }
+}
+
+TEST(VolumeRecordTest, NestedAndRangeErrorsAreNamed) {
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["monitors"][1].SetBool(true); }).message(),
+            "field monitors[1]: expected a string");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["published_targets"][1].RemoveMember("path"); }).message(),
+            "field published_targets[1].path: missing");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["published_targets"][0]["read_only"].SetInt(0); }).message(),
+            "field published_targets[0].read_only: expected a boolean");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["published_targets"][0].SetInt(0); }).message(),
+            "field published_targets[0]: expected an object");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["rbd_nbd_pid"].SetInt(-1); }).message(),
+            "field rbd_nbd_pid: expected an integer in [0, 2147483647]");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["created_ms"].SetDouble(1.5); }).message(),
+            "field created_ms: expected an integer in [0, 9223372036854775807]");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["volume_id"].SetString(""); }).message(),
+            "field volume_id: empty");
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["state"].SetString(""); }).message(), "field state: empty");
+}
+
+TEST(VolumeRecordTest, UnknownMembersAreIgnored) {
+  EXPECT_TRUE(DecodeEdited([](rapidjson::Document& d) { d.AddMember("future", 1, d.GetAllocator()); }).ok());
+}
+
+TEST(VolumeRecordTest, RejectsMalformedJson) {
+  Status s = DecodeVolumeRecord("{\"volume_id\": ").status();
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_TRUE(s.message().starts_with("JSON parse error at offset 14")) << s.message();
+  EXPECT_EQ(DecodeVolumeRecord("[1]").status().message(), "expected a JSON object");
+  std::string json = EncodeVolumeRecord(FullRecord("vol-1"));
+  EXPECT_FALSE(DecodeVolumeRecord(json + "{}").ok());  // trailing content
+}
+
+TEST(RecordFileNameTest, KeepsCephCsiIdsReadable) {
+  EXPECT_EQ(*RecordFileName("0001-0009-rook-ceph-0000000000000002-b0285c97"),
+            "v.0001-0009-rook-ceph-0000000000000002-b0285c97.rec");
+  EXPECT_EQ(*RecordFileName("a/b"), "v.a_2fb.rec");
+  EXPECT_EQ(*RecordFileName(".."), "v._2e_2e.rec");
+  EXPECT_EQ(*RecordFileName("a_b"), "v.a_5fb.rec");
+}
+
+TEST(RecordFileNameTest, MapsAwkwardIdsToUniqueSafeNames) {
+  std::vector<std::string> ids = {"a/b", "a_2fb", "a_b", "a.b", "..", ".", "/", "//", "a b", "\xc3\xa9", "A", "a",
+                                  std::string("x\0y", 3), std::string(128, '/'), std::string(127, '/') + "0",
+                                  std::string(128, 'z'), std::string(127, 'z') + "y", std::string(60, '.'),
+                                  std::string(61, '.'), "../../etc/passwd"};
+  std::set<std::string> names;
+  for (const std::string& id : ids) {
+    Result<std::string> name = RecordFileName(id);
+    ASSERT_TRUE(name.ok()) << name.status().ToString();
+    EXPECT_TRUE(names.insert(*name).second) << "duplicate " << *name;
+    EXPECT_TRUE(IsRecordFileName(*name)) << *name;
+    EXPECT_EQ(name->find('/'), std::string::npos) << *name;
+    EXPECT_EQ(name->find('\0'), std::string::npos) << *name;
+    EXPECT_LE(name->size(), 186u) << *name;  // leaves room for the quarantine suffix
+  }
+  EXPECT_EQ(*RecordFileName(std::string(60, '.')), "v." + [] {
+    std::string s;
+    for (int i = 0; i < 60; ++i) s += "_2e";
+    return s;
+  }() + ".rec");
+  EXPECT_TRUE(RecordFileName(std::string(61, '.'))->starts_with("b."));  // 183 escaped bytes: base64url
+}
+
+TEST(RecordFileNameTest, RejectsEmptyAndOverlongIds) {
+  EXPECT_EQ(RecordFileName("").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(RecordFileName(std::string(129, 'a')).status().code(), Code::kInvalidArgument);
+  EXPECT_FALSE(IsRecordFileName("v.x.rec.tmp"));
+  EXPECT_FALSE(IsRecordFileName("LOCK"));
+}
+
+TEST(RecordFrameTest, Crc32cMatchesTheStandardCheckValue) {
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(Crc32cExtend(Crc32c("1234"), "56789"), 0xE3069283u);
+}
+
+TEST(RecordFrameTest, RoundTripsAndRejectsDamage) {
+  std::string frame = EncodeRecordFrame("{\"a\":1}");
+  ASSERT_EQ(frame.size(), kRecordFrameHeaderSize + 7);
+  EXPECT_EQ(*DecodeRecordFrame(frame), "{\"a\":1}");
+  EXPECT_EQ(DecodeRecordFrame(frame + "x").status().message(), "1 trailing bytes after the payload");
+  EXPECT_EQ(DecodeRecordFrame(frame.substr(0, 20)).status().message(), "truncated payload: 4 of 7 bytes");
+  EXPECT_EQ(DecodeRecordFrame(frame.substr(0, 9)).status().message(), "truncated header: 9 of 16 bytes");
+  std::string flipped = frame;
+  flipped[18] ^= 0x01;
+  EXPECT_TRUE(DecodeRecordFrame(flipped).status().message().starts_with("checksum mismatch"));
+  std::string version = frame;
+  version[4] = 2;
+  EXPECT_EQ(DecodeRecordFrame(version).status().message(), "unsupported format version 2");
+}
+
+TEST(BootIdTest, ReadsTheKernelBootId) {
+  Result<std::string> id = ReadBootId();
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(id->size(), 36u);
+  EXPECT_EQ(*ReadBootId(), *id);  // stable within a boot
+}
+
+TEST(BootIdTest, RejectsWhatIsNotABootId) {
+  ScratchDir dir;
+  std::string path = dir.path() + "/boot_id";
+  testing::WriteFile(path, "not-a-uuid\n");
+  Status s = ReadBootId(path).status();
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find(path), std::string::npos);
+  testing::WriteFile(path, "0b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b\n");
+  EXPECT_EQ(*ReadBootId(path), "0b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b");
+  EXPECT_EQ(ReadBootId(dir.path() + "/missing").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace nbdk
