@@ -126,8 +126,8 @@ std::vector<MappingSnapshot> Supervisor::ReleaseAll() {
   auto mappings = std::move(mappings_);
   mappings_.clear();
   for (auto& [id, m] : mappings) {
-    m->Release();
     released.push_back(m->Snapshot());
+    m->Release();
   }
   return released;
 }

@@ -27,7 +27,8 @@ void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::s
   loop.RunBlocking(
       [path = *path, timeout_ms, result] {
         // No O_CREAT: a missing attribute means no such device (or kernel).
-        int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        // O_TRUNC is a no-op on sysfs and keeps a plain test file exact.
+        int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
         if (fd < 0) {
           *result = Status::FromErrno(errno, "open " + path);
           return;

@@ -1,0 +1,259 @@
+// Supervisor: unplanned death, re-attach, backoff, expiry, LINK_DEAD, many
+// mappings, adoption through a pidfd.
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "test/supervisor/supervisor_fixture.h"
+
+extern char** environ;
+
+namespace nbdk {
+namespace {
+
+TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakingTheLock) {
+  Behave("img1.map", "device=/dev/nbd3");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int old_pid = Snap("vol1").pid;
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+
+  auto s = Snap("vol1");
+  EXPECT_NE(s.pid, old_pid);
+  EXPECT_GT(s.pid, 0);
+  EXPECT_EQ(s.device, "/dev/nbd3");
+  EXPECT_EQ(s.last_term_signal, SIGKILL);
+  ASSERT_EQ(ArgvLog().size(), 2u);
+  EXPECT_EQ(ArgvLog()[1], std::string(FAKE_RBD_NBD_PATH) +
+                              " attach -f --device /dev/nbd3 --try-netlink --reattach-timeout 30 --cookie vol1"
+                              " --id csi --keyfile /etc/ceph/csi.key --mon_host 10.0.0.1:6789,10.0.0.2:6789"
+                              " -c /etc/ceph/ceph.conf rbd/img1");
+  ASSERT_EQ(breaker_.calls.size(), 1u);
+  EXPECT_EQ(breaker_.calls[0].image, "rbd/img1");
+  EXPECT_EQ(breaker_.calls[0].attaches_before, 0) << "the lock must be broken before the attach";
+  const auto& t = sup().transitions();
+  EXPECT_EQ(t.Count(MappingState::kConnected, MappingState::kDead), 1u);
+  EXPECT_EQ(t.Count(MappingState::kDead, MappingState::kReattaching), 1u);
+  EXPECT_EQ(t.Count(MappingState::kReattaching, MappingState::kConnected), 1u);
+  EXPECT_EQ(sup().counters().deaths, 1u);
+  EXPECT_EQ(sup().counters().reattach_successes, 1u);
+
+  // The re-attached server dies too: another outage, another attach.
+  ASSERT_EQ(kill(s.pid, SIGKILL), 0);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 2); }));
+  EXPECT_EQ(breaker_.calls.size(), 2u);
+  EXPECT_EQ(breaker_.calls[1].attaches_before, 1);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, LockBreakerErrorIsCountedButTheAttachStillRuns) {
+  breaker_.result = Status::Unavailable("cluster unreachable");
+  Behave("img1.map", "device=/dev/nbd1");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_EQ(sup().counters().lock_break_failures, 1u);
+  EXPECT_EQ(CountArgv(" attach "), 1);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, FailedAttachesBackOffExponentiallyThenSucceed) {
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "fail_first=4");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  std::vector<uint64_t> attempt_times;
+  kill(Snap("vol1").pid, SIGKILL);
+  size_t seen = 0;
+  ASSERT_TRUE(RunUntil([&] {
+    if (breaker_.calls.size() > seen) {
+      seen = breaker_.calls.size();
+      attempt_times.push_back(loop_.NowMs());
+    }
+    return IsConnectedWithRestarts("vol1", 1);
+  }));
+  EXPECT_EQ(CountArgv(" attach "), 5);
+  EXPECT_EQ(breaker_.calls.size(), 5u);
+  EXPECT_EQ(sup().counters().reattach_failures, 4u);
+  EXPECT_EQ(sup().counters().reattach_attempts, 5u);
+  EXPECT_EQ(sup().transitions().Count(MappingState::kReattaching, MappingState::kDead), 4u);
+  // Delays: 20, 40, 80, 80 (cap). Timers never fire early: lower bounds.
+  ASSERT_EQ(attempt_times.size(), 5u);
+  const uint64_t min_gap[] = {20, 40, 80, 80};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GE(attempt_times[i + 1] - attempt_times[i], min_gap[i]) << "gap " << i;
+  }
+  EXPECT_EQ(Snap("vol1").attach_attempts, 0u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, PastTheReattachDeadlineTheMappingExpiresAndIsNotRetried) {
+  config_.reattach_timeout_s = 1;
+  config_.reattach_safety_margin_ms = 500;  // attempts stop 500 ms after the death
+  config_.backoff_initial_ms = 50;
+  config_.backoff_cap_ms = 100;
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "mode=exit exit_code=1 stderr=rbd-nbd:_cookie_mismatch");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  uint64_t death = loop_.NowMs();
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] {
+    auto s = sup().Snapshot("vol1");
+    return s && s->state == MappingState::kExpired;
+  }));
+  EXPECT_GE(loop_.NowMs() - death, 250u);
+  int attempts = CountArgv(" attach ");
+  EXPECT_GE(attempts, 2);
+  auto s = Snap("vol1");
+  EXPECT_NE(s.reason.find("cookie mismatch"), std::string::npos) << s.reason;
+  RunFor(400);
+  EXPECT_EQ(CountArgv(" attach "), attempts) << "no attempt after Expired";
+  EXPECT_EQ(sup().counters().expirations, 1u);
+  EXPECT_EQ(Snap("vol1").state, MappingState::kExpired);
+  // Map of an expired volume is refused; unmap cleans it up.
+  EXPECT_EQ(MapAndWait(Request("vol1", "img1")).status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  EXPECT_EQ(sup().transitions().Count(MappingState::kExpired, MappingState::kUnmapping), 1u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, UnmapDuringABackoffStopsTheReattach) {
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "mode=exit exit_code=1");
+  config_.backoff_initial_ms = 2000;
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return sup().counters().reattach_failures == 1; }));
+  EXPECT_EQ(Snap("vol1").state, MappingState::kDead);
+  EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  RunFor(300);
+  EXPECT_EQ(CountArgv(" attach "), 1);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, LinkDeadWithAHungServerKillsItAndReattaches) {
+  Behave("img1.map", "device=/dev/nbd6");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int pid = Snap("vol1").pid;
+  RunFor(150);  // past the grace that treats LINK_DEAD as stale
+  kill(pid, SIGSTOP);  // alive, but no longer serving
+  sup().OnLinkDead(6);
+  sup().OnLinkDead(9);  // unknown device: ignored
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_EQ(sup().counters().link_dead_kills, 1u);
+  EXPECT_EQ(sup().counters().link_dead_events, 2u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, LinkDeadRightAfterConnectingIsIgnoredAsStale) {
+  config_.link_dead_grace_ms = 5000;
+  Behave("img1.map", "device=/dev/nbd6");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int pid = Snap("vol1").pid;
+  sup().OnLinkDead(6);
+  RunFor(100);
+  EXPECT_EQ(Snap("vol1").pid, pid);
+  EXPECT_EQ(sup().counters().link_dead_kills, 0u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, TwentyMappingsDieAndReattachIndependently) {
+  constexpr int kCount = 20;
+  int done = 0;
+  for (int i = 0; i < kCount; ++i) {
+    Behave("img" + std::to_string(i) + ".map", "device=/dev/nbd" + std::to_string(i));
+    sup().Map(Request("vol" + std::to_string(i), "img" + std::to_string(i)), [&](Result<std::string> r) {
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      ++done;
+    });
+  }
+  ASSERT_TRUE(RunUntil([&] { return done == kCount; }, 30000));
+  std::vector<int> pids(kCount);
+  for (int i = 0; i < kCount; ++i) pids[i] = Snap("vol" + std::to_string(i)).pid;
+  for (int i = 0; i < kCount; i += 2) kill(pids[i], SIGKILL);
+  ASSERT_TRUE(RunUntil(
+      [&] {
+        for (int i = 0; i < kCount; i += 2) {
+          if (!IsConnectedWithRestarts("vol" + std::to_string(i), 1)) return false;
+        }
+        return true;
+      },
+      30000));
+  for (int i = 0; i < kCount; ++i) {
+    auto s = Snap("vol" + std::to_string(i));
+    EXPECT_EQ(s.device, "/dev/nbd" + std::to_string(i));
+    EXPECT_EQ(s.restarts, i % 2 == 0 ? 1u : 0u) << i;
+    if (i % 2 == 1) {
+      EXPECT_EQ(s.pid, pids[i]) << i;
+    }
+    EXPECT_EQ(CountArgv("--device /dev/nbd" + std::to_string(i) + " "), i % 2 == 0 ? 1 : 0) << i;
+  }
+  EXPECT_EQ(sup().counters().deaths, static_cast<uint64_t>(kCount / 2));
+  UnmapAllAndShutdown();
+}
+
+// Starts fake_rbd_nbd outside libuv, as a previous daemon instance would
+// have left it; returns its pid once it serves `device`.
+int SpawnOutsideLibuv(const std::string& fake_dir, const std::string& image, const std::string& device) {
+  std::string env = "FAKE_RBD_NBD_DIR=" + fake_dir;
+  std::vector<std::string> args = {FAKE_RBD_NBD_PATH, "map", "-f", "--cookie", "vol-a", "rbd/" + image};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char* envp[] = {env.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  int pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+TEST_F(SupervisorTest, AdoptedServerIsWatchedThroughAPidfdAndReattachedWhenItDies) {
+  Behave("imga.map", "device=/dev/nbd5");
+  int pid = SpawnOutsideLibuv(dir_ + "/fake", "imga", "/dev/nbd5");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(RunUntil([&] { return std::filesystem::exists(dir_ + "/fake/nbd5.pid"); }));
+
+  AdoptRequest a;
+  a.map = Request("vol-a", "imga");
+  a.device = "/dev/nbd5";
+  a.pid = pid;
+  ASSERT_TRUE(sup().Adopt(a).ok());
+  auto s = Snap("vol-a");
+  EXPECT_EQ(s.state, MappingState::kConnected);
+  EXPECT_TRUE(s.adopted);
+  EXPECT_EQ(s.pid, pid);
+  EXPECT_EQ(sup().Adopt(a).code(), Code::kAlreadyExists);
+
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);  // we are its parent here; the daemon would not be
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol-a", 1); }));
+  s = Snap("vol-a");
+  EXPECT_FALSE(s.adopted);
+  EXPECT_FALSE(s.last_exit_status.has_value()) << "an adopted process's status is unknowable";
+  EXPECT_EQ(CountArgv("attach -f --device /dev/nbd5 "), 1);
+  EXPECT_EQ(breaker_.calls.size(), 1u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, AdoptingAVanishedPidReattachesAtOnce) {
+  int pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);  // gone for good
+  AdoptRequest a;
+  a.map = Request("vol-b", "imgb");
+  a.device = "/dev/nbd8";
+  a.pid = pid;
+  ASSERT_TRUE(sup().Adopt(a).ok());
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol-b", 1); }));
+  a.map.volume_id = "vol-c";
+  EXPECT_EQ(sup().Adopt(a).code(), Code::kAlreadyExists);  // device taken
+  a.device = "/dev/sda";
+  EXPECT_EQ(sup().Adopt(a).code(), Code::kInvalidArgument);
+  UnmapAllAndShutdown();
+}
+
+}  // namespace
+}  // namespace nbdk
