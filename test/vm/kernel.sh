@@ -58,6 +58,8 @@ fetch_kernel() {
   rm -rf "$tmp"
   depmod -b "$dest" "$kver"
   touch "$dest/.complete"
+  # Older kernels are kept no longer (~400 MB each once unpacked).
+  find "$NBDK_VM_CACHE" -maxdepth 1 -name 'kernel-*' ! -name "kernel-$kver" -exec rm -rf {} +
 }
 
 kver=$(wanted_version)
@@ -157,6 +159,7 @@ build_initramfs() {
   (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
   mv "$initrd.tmp" "$initrd"
   rm -rf "$root"
+  find "$NBDK_VM_CACHE" -maxdepth 1 -name 'initramfs-*' ! -name "$(basename "$initrd")" -delete
   vm_log "built $(basename "$initrd") with ${#order[@]} modules"
 }
 
