@@ -115,6 +115,7 @@ class Mapping {
   void SpawnAttach();
   void OnAttachFailed(std::string reason);
   void Expire(std::string reason);
+  std::string DeadlineReason() const;
   void OnLinkDeadGraceOver(uint64_t generation);
 
   Env env_;
@@ -138,6 +139,7 @@ class Mapping {
   std::unique_ptr<Timer> link_dead_timer_;  // LINK_DEAD grace
   uint64_t reattach_deadline_ms_ = 0;       // loop clock
   uint32_t attempts_ = 0;
+  std::string last_attach_failure_;  // in the current outage
   uint32_t restarts_ = 0;
   std::optional<int64_t> last_exit_status_;
   int last_term_signal_ = 0;

@@ -20,16 +20,15 @@ void Mapping::OnDeath(std::string reason) {
   uint64_t now = env_.loop.NowMs();
   reattach_deadline_ms_ = now + window - margin;
   attempts_ = 0;
+  last_attach_failure_.clear();
   deadline_timer_ = std::make_unique<Timer>(env_.loop);
-  deadline_timer_->Start(reattach_deadline_ms_ - now, 0, [this] {
-    Expire("reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)");
-  });
+  deadline_timer_->Start(reattach_deadline_ms_ - now, 0, [this] { Expire(DeadlineReason()); });
   StartAttachAttempt();
 }
 
 void Mapping::StartAttachAttempt() {
   if (env_.loop.NowMs() >= reattach_deadline_ms_) {
-    Expire("reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)");
+    Expire(DeadlineReason());
     return;
   }
   ++attempts_;
@@ -71,8 +70,15 @@ void Mapping::SpawnAttach() {
   });
 }
 
+std::string Mapping::DeadlineReason() const {
+  std::string reason = "reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)";
+  if (!last_attach_failure_.empty()) reason += "; last failure: " + last_attach_failure_;
+  return reason;
+}
+
 void Mapping::OnAttachFailed(std::string reason) {
   ++env_.stats.counters.reattach_failures;
+  last_attach_failure_ = reason;
   phase_timer_.reset();
   uint64_t delay = ReattachDelayMs(attempts_, env_.config.backoff_initial_ms, env_.config.backoff_cap_ms);
   uint64_t now = env_.loop.NowMs();
