@@ -23,20 +23,23 @@ namespace nbdk {
 // prove the lock was broken before the attach.
 class FakeLockBreaker : public LockBreaker {
  public:
-  explicit FakeLockBreaker(std::function<int()> attaches_so_far) : attaches_so_far_(std::move(attaches_so_far)) {}
+  FakeLockBreaker(std::function<int()> attaches_so_far, std::function<uint64_t()> now)
+      : attaches_so_far_(std::move(attaches_so_far)), now_(std::move(now)) {}
   void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) override {
-    calls.push_back({image.Path(), attaches_so_far_()});
+    calls.push_back({image.Path(), attaches_so_far_(), now_()});
     done(result);
   }
   struct Call {
     std::string image;
     int attaches_before;
+    uint64_t loop_ms;  // loop clock when the attempt started
   };
   std::vector<Call> calls;
   Status result;
 
  private:
   std::function<int()> attaches_so_far_;
+  std::function<uint64_t()> now_;
 };
 
 class SupervisorTest : public ::testing::Test {
@@ -160,7 +163,7 @@ class SupervisorTest : public ::testing::Test {
   std::string dir_;
   SupervisorConfig config_;
   EventLoop loop_;
-  FakeLockBreaker breaker_{[this] { return CountArgv(" attach "); }};
+  FakeLockBreaker breaker_{[this] { return CountArgv(" attach "); }, [this] { return loop_.NowMs(); }};
   std::unique_ptr<Supervisor> sup_;
 };
 
