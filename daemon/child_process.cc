@@ -29,7 +29,12 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop, Spawn
   if (options.max_line_bytes == 0) return Status::InvalidArgument("spawn: max_line_bytes is 0");
   std::unique_ptr<ChildProcess> child(
       new ChildProcess(loop, std::move(options), std::move(on_line), std::move(on_exit)));
-  NBDK_RETURN_IF_ERROR(child->Start());
+  Status started = child->Start();
+  if (!started.ok()) {
+    // Spawned but its output cannot be read: do not leave it running.
+    if (child->pid_ > 0) uv_process_kill(child->process_.handle(), SIGKILL);
+    return started;
+  }
   return child;
 }
 

@@ -81,6 +81,61 @@ TEST_F(SupervisorTest, MapThatHangsOrPrintsGarbageIsKilledAtTheDeadline) {
   UnmapAllAndShutdown();
 }
 
+TEST_F(SupervisorTest, ConcurrentMapsOfOneVolumeShareOneRbdNbd) {
+  Behave("img1.map", "device=/dev/nbd2 delay_ms=100");
+  std::vector<Result<std::string>> results;
+  for (int i = 0; i < 3; ++i) {
+    sup().Map(Request("vol1", "img1"), [&](Result<std::string> r) { results.push_back(std::move(r)); });
+  }
+  std::optional<Status> unmap;
+  sup().Unmap("vol1", [&](Status s) { unmap = s; });
+  ASSERT_TRUE(unmap.has_value());
+  EXPECT_EQ(unmap->code(), Code::kAborted) << "no unmap while the map is in flight";
+  ASSERT_TRUE(RunUntil([&] { return results.size() == 3; }));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, "/dev/nbd2");
+  }
+  EXPECT_EQ(CountArgv(" map "), 1);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, LinkDeadDuringAPlannedUnmapNeverRestarts) {
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("nbd1.unmap", "exit_code=0");  // leaves the server running
+  config_.unmap_exit_wait_ms = 200;     // then the supervisor kills it
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  RunFor(150);
+  std::optional<Status> got;
+  sup().Unmap("vol1", [&](Status s) { got = s; });
+  sup().OnLinkDead(1);  // the kernel reports planned stops too
+  EXPECT_EQ(Snap("vol1").state, MappingState::kUnmapping);
+  ASSERT_TRUE(RunUntil([&] { return got.has_value(); }));
+  EXPECT_TRUE(got->ok()) << got->ToString();
+  RunFor(200);
+  EXPECT_EQ(CountArgv(" attach "), 0);
+  EXPECT_EQ(sup().counters().deaths, 0u);
+  EXPECT_EQ(sup().counters().link_dead_kills, 0u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, DetachDuringAReattachStopsIt) {
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "mode=hang");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return CountArgv(" attach ") == 1; }));
+  EXPECT_EQ(Snap("vol1").state, MappingState::kReattaching);
+  std::optional<Status> got;
+  sup().Detach("vol1", [&](Status s) { got = s; });
+  ASSERT_TRUE(RunUntil([&] { return got.has_value(); }));
+  EXPECT_TRUE(got->ok());
+  EXPECT_FALSE(sup().Snapshot("vol1").has_value());
+  RunFor(200);
+  EXPECT_EQ(CountArgv(" attach "), 1);
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, IoTimeoutWriteFailureIsCountedNotFatal) {
   Behave("img1.map", "device=/dev/nbd4");  // no sysfs entry for nbd4
   auto dev = MapAndWait(Request("vol1", "img1"));
