@@ -79,7 +79,8 @@ class Mapping {
   // be attached later), Unmapped when it exited. Without a server (Dead,
   // Reattaching, Expired) it stops retrying and is Unmapped at once.
   void Detach(StopDone done);
-  // Netlink LINK_DEAD for this device. See mapping.cc for what it does.
+  // Netlink LINK_DEAD for this device; the policy is documented at its
+  // definition in mapping_reattach.cc.
   void OnLinkDead();
   // Forgets every process without signalling it (daemon stop leaves
   // rbd-nbd running); pending callers get Aborted. The mapping is inert
