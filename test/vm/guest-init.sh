@@ -76,11 +76,41 @@ bring_up_ceph() {
   return 1
 }
 
+# Sets NBD_CONFIGURED to the nbd devices the kernel has configured (their
+# sysfs "pid" exists while configured, also with a dead connection).
+nbd_configured() {
+  local f
+  NBD_CONFIGURED=()
+  for f in /sys/block/nbd*/pid; do
+    [[ -e $f ]] || continue
+    f=${f#/sys/block/}
+    NBD_CONFIGURED+=("/dev/${f%/pid}")
+  done
+}
+
+# Tests share this VM: a device a job leaves configured is reported in its
+# output (naming the culprit) and cleaned up, so later tests start clean.
+clean_up_after_job() {
+  local out=$1 dev src mnt rest
+  shift
+  nbd_configured
+  for dev in "${NBD_CONFIGURED[@]}"; do
+    [[ " $* " == *" $dev "* ]] && continue
+    echo "vm-exec: WARNING: the job left $dev configured; unmounting and unmapping it" >>"$out"
+    while read -r src mnt rest; do
+      [[ $src == "$dev" ]] && umount -l "$mnt" >>"$out" 2>&1
+    done </proc/mounts
+    timeout 60 rbd-nbd unmap "$dev" >>"$out" 2>&1
+  done
+}
+
 # Runs one agent job; a share/jobs/<id>.cancel written meanwhile kills it.
 # The status goes to out/<id>.rc in one write ("<n>\n"): vm-exec accepts
 # the file only once it holds a full line.
 run_job() {
-  local id=$1 pid rc
+  local id=$1 pid rc before
+  nbd_configured
+  before=${NBD_CONFIGURED[*]}
   # setsid: the job leads its own process group, so a cancel reaches all of
   # it (not what it daemonized, e.g. rbd-nbd map without -f).
   setsid bash "$SHARE/jobs/$id.job" </dev/null >>"$SHARE/out/$id.out" 2>&1 &
@@ -96,6 +126,7 @@ run_job() {
   done
   wait "$pid"
   rc=$?
+  clean_up_after_job "$SHARE/out/$id.out" $before
   echo "$rc" >"$SHARE/out/$id.rc"
 }
 

@@ -14,7 +14,8 @@
 # vm_stop) and run one at a time (RESOURCE_LOCK vm). They carry LABELS vm:
 # `ctest -L vm` runs only them, `ctest -LE vm` everything else.
 #
-# TIMEOUT (default 300) bounds the command inside the VM; CTest's own
+# A device the command leaves configured is reported in its output and
+# unmapped before the next test. TIMEOUT (default 300) bounds the command inside the VM; CTest's own
 # timeout is 60 s longer so that vm-exec reports a timeout (and the console
 # tail) before CTest kills it.
 include_guard(GLOBAL)
@@ -44,4 +45,8 @@ function(nbdk_add_vm_test)
     LABELS vm
     TIMEOUT ${ctest_timeout}
     ENVIRONMENT NBDK_VM_STATE=${NBDK_VM_STATE})
+  if(NOT VT_NAME STREQUAL "vm_kernel")
+    # Ordering only: the harness's own check runs first, in a fresh VM.
+    set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel)
+  endif()
 endfunction()
