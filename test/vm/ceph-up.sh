@@ -75,6 +75,7 @@ EOF
 printf -v key_header '\\x01\\x00\\x%02x\\x%02x\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x10\\x00' \
   $((EPOCHSECONDS & 255)) $((EPOCHSECONDS >> 8 & 255)) $((EPOCHSECONDS >> 16 & 255)) $((EPOCHSECONDS >> 24 & 255))
 gen_key() {
+  # shellcheck disable=SC2059 # the header is printf escapes on purpose
   { printf "$key_header"; head -c 16 /dev/urandom; } | base64 -w0
 }
 

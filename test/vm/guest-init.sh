@@ -108,9 +108,9 @@ clean_up_after_job() {
 # The status goes to out/<id>.rc in one write ("<n>\n"): vm-exec accepts
 # the file only once it holds a full line.
 run_job() {
-  local id=$1 pid rc before
+  local id=$1 pid rc
   nbd_configured
-  before=${NBD_CONFIGURED[*]}
+  local before=("${NBD_CONFIGURED[@]}")
   # setsid: the job leads its own process group, so a cancel reaches all of
   # it (not what it daemonized, e.g. rbd-nbd map without -f).
   setsid bash "$SHARE/jobs/$id.job" </dev/null >>"$SHARE/out/$id.out" 2>&1 &
@@ -126,20 +126,20 @@ run_job() {
   done
   wait "$pid"
   rc=$?
-  clean_up_after_job "$SHARE/out/$id.out" $before
+  clean_up_after_job "$SHARE/out/$id.out" "${before[@]}"
   echo "$rc" >"$SHARE/out/$id.rc"
 }
 
 serve_jobs() {
   local job id
-  declare -A done=()
+  declare -A seen=()
   shopt -s nullglob
   while [[ ! -e $SHARE/poweroff ]]; do
     for job in "$SHARE"/jobs/*.job; do
       id=${job##*/}
       id=${id%.job}
-      [[ -n ${done[$id]:-} ]] && continue
-      done[$id]=1
+      [[ -n ${seen[$id]:-} ]] && continue
+      seen[$id]=1
       run_job "$id"
     done
     nap 0.1

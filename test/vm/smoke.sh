@@ -12,7 +12,7 @@ source /run/nbdk-test/env
 ceph=(--id "$NBDK_CEPH_ID")
 image=$NBDK_CEPH_POOL/smoke-$$
 mnt=$(mktemp -d /run/smoke.XXXXXX)
-dev= rbd_pid= mounted=
+dev='' rbd_pid='' mounted=''
 
 # Kernel messages from before this test are not its concern.
 dmesg_lines=$(dmesg | wc -l)
