@@ -1,0 +1,104 @@
+#include "csi/cluster_config.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <strings.h>
+
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace nbdk {
+namespace {
+
+// Go's encoding/json matches a key exactly first, then case-insensitively;
+// null is treated like an absent key.
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  const rapidjson::Value* folded = nullptr;
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    const char* key = it->name.GetString();
+    if (std::string_view(key, it->name.GetStringLength()) == name) {
+      return it->value.IsNull() ? nullptr : &it->value;
+    }
+    if (folded == nullptr && ::strcasecmp(key, name) == 0 && !it->value.IsNull()) folded = &it->value;
+  }
+  return folded;
+}
+
+Result<ClusterEntry> ParseEntry(const rapidjson::Value& v) {
+  if (!v.IsObject()) return Status::InvalidArgument("expected an object");
+  ClusterEntry entry;
+
+  const rapidjson::Value* id = Member(v, "clusterID");
+  if (id == nullptr) return Status::InvalidArgument("clusterID: missing");
+  if (!id->IsString()) return Status::InvalidArgument("clusterID: expected a string");
+  if (id->GetStringLength() == 0) return Status::InvalidArgument("clusterID: must not be empty");
+  entry.cluster_id.assign(id->GetString(), id->GetStringLength());
+
+  const rapidjson::Value* mons = Member(v, "monitors");
+  if (mons == nullptr) return Status::InvalidArgument("monitors: missing");
+  if (!mons->IsArray()) return Status::InvalidArgument("monitors: expected an array of strings");
+  if (mons->Empty()) return Status::InvalidArgument("monitors: must not be empty");
+  for (rapidjson::SizeType i = 0; i < mons->Size(); ++i) {
+    const rapidjson::Value& m = (*mons)[i];
+    std::string field = "monitors[" + std::to_string(i) + "]: ";
+    if (!m.IsString()) return Status::InvalidArgument(field + "expected a string");
+    if (m.GetStringLength() == 0) return Status::InvalidArgument(field + "must not be empty");
+    entry.monitors.emplace_back(m.GetString(), m.GetStringLength());
+  }
+
+  if (const rapidjson::Value* rbd = Member(v, "rbd")) {
+    if (!rbd->IsObject()) return Status::InvalidArgument("rbd: expected an object");
+    if (const rapidjson::Value* ns = Member(*rbd, "radosNamespace")) {
+      if (!ns->IsString()) return Status::InvalidArgument("rbd.radosNamespace: expected a string");
+      entry.rados_namespace.assign(ns->GetString(), ns->GetStringLength());
+    }
+  }
+  return entry;
+}
+
+}  // namespace
+
+Result<ClusterEntry> ClusterConfig::Find(std::string_view cluster_id) const {
+  for (const ClusterEntry& e : entries_) {
+    if (e.cluster_id == cluster_id) return e;
+  }
+  return Status::NotFound("cluster ID '" + std::string(cluster_id) + "' is not in the ceph-csi cluster config");
+}
+
+Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return Status::InvalidArgument("invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                                   rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsArray()) return Status::InvalidArgument("top level must be a JSON array of cluster entries");
+
+  std::vector<ClusterEntry> entries;
+  std::set<std::string, std::less<>> seen;
+  for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) {
+    std::string where = "entry " + std::to_string(i);
+    auto entry = ParseEntry(doc[i]);
+    if (!entry.ok()) return entry.status().WithContext(where);
+    if (!seen.insert(entry->cluster_id).second) {
+      return Status::InvalidArgument(where + ": clusterID: '" + entry->cluster_id + "' appears in an earlier entry");
+    }
+    entries.push_back(std::move(entry).value());
+  }
+  return ClusterConfig(std::move(entries));
+}
+
+Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::FromErrno(errno, "ceph-csi cluster config " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IoError("ceph-csi cluster config " + path + ": read failed");
+  auto config = ParseClusterConfig(text.str());
+  if (!config.ok()) return config.status().WithContext("ceph-csi cluster config " + path);
+  return config;
+}
+
+}  // namespace nbdk

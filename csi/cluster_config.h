@@ -1,0 +1,58 @@
+// ClusterConfig: ceph-csi's cluster configuration file (config.json), a
+// JSON array with one entry per Ceph cluster:
+//
+//   [{"clusterID": "rook-ceph", "monitors": ["10.0.0.1:6789"],
+//     "rbd": {"radosNamespace": "", "mirrorDaemonCount": 1}}]
+//
+// Only what the RBD node needs is kept: cluster ID, monitors and the RBD
+// RADOS namespace. Keys are read as ceph-csi's Go decoder reads them: an
+// exact name first, else a case-insensitive match; a null value counts as
+// absent. Keys nbdkeeper does not use (cephFS, nfs, readAffinity,
+// rbd.mirrorDaemonCount, ...) and unknown keys, in an entry or in "rbd", are
+// accepted and ignored whatever their value, because ceph-csi adds keys over
+// time and one shared file serves every version of every ceph-csi driver.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+struct ClusterEntry {
+  std::string cluster_id;
+  std::vector<std::string> monitors;  // as written: "10.0.0.1:6789", "[v2:...]", ...
+  std::string rados_namespace;        // rbd.radosNamespace; "" is the default namespace
+
+  bool operator==(const ClusterEntry&) const = default;
+};
+
+class ClusterConfig {
+ public:
+  explicit ClusterConfig(std::vector<ClusterEntry> entries) : entries_(std::move(entries)) {}
+
+  // The entry for `cluster_id`; NotFound naming the ID when there is none.
+  Result<ClusterEntry> Find(std::string_view cluster_id) const;
+  const std::vector<ClusterEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<ClusterEntry> entries_;
+};
+
+// Parses the file's text. InvalidArgument names the entry and field:
+// "entry 1: monitors: must not be empty". Rejected: invalid JSON, a top
+// level that is not an array, an entry that is not an object, a missing or
+// empty clusterID, missing or empty monitors (or a monitor that is not a
+// non-empty string), an "rbd" that is not an object, an rbd.radosNamespace
+// that is not a string, and a cluster ID that appears twice.
+Result<ClusterConfig> ParseClusterConfig(std::string_view json);
+
+// Reads and parses `path` (Config::ceph_csi_config). Blocking: call in
+// EventLoop::RunBlocking. The file is a ConfigMap that can change while the
+// daemon runs, so callers read it per request, as ceph-csi does. A missing
+// file is NotFound; errors are prefixed with the path.
+Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+
+}  // namespace nbdk

@@ -1,0 +1,270 @@
+#include "csi/node_request.h"
+
+#include <cctype>
+
+#include "csi/map_options.h"
+
+namespace nbdk {
+namespace {
+
+constexpr size_t kMaxPathLength = 4096;
+constexpr size_t kMaxUserIdLength = 128;
+
+bool HasControlChar(std::string_view s) {
+  for (char c : s) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) return true;
+  }
+  return false;
+}
+
+bool HasSpaceOrControl(std::string_view s) {
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) return true;
+  }
+  return false;
+}
+
+Status CheckVolumeId(const std::string& id) {
+  if (id.empty()) return Status::InvalidArgument("volume_id: missing");
+  if (id.size() > kMaxVolumeIdLength) {
+    return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
+  }
+  if (id.front() == '.') return Status::InvalidArgument("volume_id: must not start with '.'");
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return Status::InvalidArgument("volume_id: only letters, digits, '.', '_' and '-' are allowed");
+    }
+  }
+  return Status::Ok();
+}
+
+// An absolute, clean path: what filepath.Clean would leave unchanged.
+Status CheckPath(const char* field, const std::string& path) {
+  std::string f(field);
+  if (path.empty()) return Status::InvalidArgument(f + ": missing");
+  if (path.size() > kMaxPathLength) return Status::InvalidArgument(f + ": longer than 4096 bytes");
+  if (HasControlChar(path)) return Status::InvalidArgument(f + ": contains a NUL or control character");
+  std::string shown = f + ": '" + path + "' ";
+  if (path.front() != '/') return Status::InvalidArgument(shown + "is not an absolute path");
+  if (path == "/") return Status::InvalidArgument(shown + "is the root directory");
+  if (path.back() == '/') return Status::InvalidArgument(shown + "is not clean: trailing '/'");
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string_view part(path.data() + start, end - start);
+    if (part.empty()) return Status::InvalidArgument(shown + "is not clean: empty component");
+    if (part == "." || part == "..") {
+      return Status::InvalidArgument(shown + "is not clean: contains a '" + std::string(part) + "' component");
+    }
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
+Status CheckOptionalPath(const char* field, const std::string& path) {
+  return path.empty() ? Status::Ok() : CheckPath(field, path);
+}
+
+// The node-stage secret. Messages name the key, never a value.
+Status ParseSecrets(const google::protobuf::Map<std::string, std::string>& secrets, StageRequest* out) {
+  auto id = secrets.find("userID");
+  if (id == secrets.end() || id->second.empty()) return Status::InvalidArgument("secrets: userID: missing");
+  if (id->second.size() > kMaxUserIdLength) return Status::InvalidArgument("secrets: userID: longer than 128 bytes");
+  if (HasSpaceOrControl(id->second) || id->second.front() == '-') {
+    return Status::InvalidArgument("secrets: userID: contains whitespace or a control character, or starts with '-'");
+  }
+  out->user_id = id->second;
+
+  auto key = secrets.find("userKey");
+  if (key == secrets.end()) return Status::InvalidArgument("secrets: userKey: missing");
+  // Secrets made with `echo` end in a newline; ceph's keyfile reader trims it too.
+  std::string_view k = key->second;
+  while (!k.empty() && std::isspace(static_cast<unsigned char>(k.front()))) k.remove_prefix(1);
+  while (!k.empty() && std::isspace(static_cast<unsigned char>(k.back()))) k.remove_suffix(1);
+  if (k.empty()) return Status::InvalidArgument("secrets: userKey: missing");
+  for (char c : k) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=') {
+      return Status::InvalidArgument("secrets: userKey: not a base64 cephx key");
+    }
+  }
+  out->user_key = std::string(k);
+  return Status::Ok();
+}
+
+// Go's strconv.ParseBool, which ceph-csi uses for its boolean options.
+Result<bool> ParseGoBool(const char* field, const std::string& v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  return Status::InvalidArgument(std::string("volume_context: ") + field + ": '" + v + "' is not a boolean");
+}
+
+// A pool, namespace or image name: it becomes part of "pool/ns/image".
+Result<std::string> ContextName(const google::protobuf::Map<std::string, std::string>& ctx, const char* key,
+                                std::string_view forbidden) {
+  auto it = ctx.find(key);
+  if (it == ctx.end()) return std::string();
+  std::string field = std::string("volume_context: ") + key;
+  if (HasControlChar(it->second)) return Status::InvalidArgument(field + ": contains a control character");
+  for (char c : forbidden) {
+    if (it->second.find(c) != std::string::npos) {
+      return Status::InvalidArgument(field + ": '" + it->second + "' contains '" + std::string(1, c) + "'");
+    }
+  }
+  return it->second;
+}
+
+// The nbd part of mapOptions or unmapOptions, as arguments and (when `csv`
+// is given) as text.
+Status ParseNbdOptions(const google::protobuf::Map<std::string, std::string>& ctx, const char* key,
+                       std::string* csv, std::vector<std::string>* args) {
+  auto it = ctx.find(key);
+  if (it == ctx.end()) return Status::Ok();
+  std::string field = std::string("volume_context: ") + key;
+  auto section = NbdOptionSection(it->second);
+  if (!section.ok()) return section.status().WithContext(field);
+  auto parsed = NbdOptionArgs(*section);
+  if (!parsed.ok()) return parsed.status().WithContext(field);
+  if (csv != nullptr) *csv = std::move(section).value();
+  *args = std::move(parsed).value();
+  return Status::Ok();
+}
+
+Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>& ctx, StageRequest* out) {
+  if (auto it = ctx.find("staticVolume"); it != ctx.end()) {
+    auto is_static = ParseGoBool("staticVolume", it->second);
+    if (!is_static.ok()) return is_static.status();
+    out->static_volume = *is_static;
+  }
+  if (auto it = ctx.find("encrypted"); it != ctx.end()) {
+    auto encrypted = ParseGoBool("encrypted", it->second);
+    if (!encrypted.ok()) return encrypted.status();
+    if (*encrypted) return Status::InvalidArgument("volume_context: encrypted: encrypted volumes are not supported");
+  }
+  if (auto it = ctx.find("mounter"); it != ctx.end() && !it->second.empty() && it->second != "rbd-nbd") {
+    return Status::InvalidArgument("volume_context: mounter: '" + it->second +
+                                   "' is not supported: nbdkeeper maps with rbd-nbd only");
+  }
+  auto non_empty = [&ctx](const char* key) {
+    auto it = ctx.find(key);
+    return it != ctx.end() && !it->second.empty();
+  };
+  if (!non_empty("imageName") && !non_empty("clusterID")) {
+    return Status::InvalidArgument(
+        "volume_context: neither imageName nor clusterID is set; the volume was not created by ceph-csi's RBD "
+        "controller");
+  }
+
+  auto cluster_id = ContextName(ctx, "clusterID", "");
+  auto pool = ContextName(ctx, "pool", "/");
+  auto image = ContextName(ctx, "imageName", "/@");
+  auto journal_pool = ContextName(ctx, "journalPool", "/");
+  auto rados_namespace = ContextName(ctx, "radosNamespace", "/");
+  for (const auto* r : {&cluster_id, &pool, &image, &journal_pool, &rados_namespace}) {
+    if (!r->ok()) return r->status();
+  }
+  out->pool = *pool;
+  out->image_name = *image;
+  out->journal_pool = *journal_pool;
+  out->rados_namespace = *rados_namespace;
+
+  if (out->static_volume) {
+    if (cluster_id->empty()) return Status::InvalidArgument("volume_context: clusterID: required for a static volume");
+    if (out->pool.empty()) return Status::InvalidArgument("volume_context: pool: required for a static volume");
+    out->cluster_id = *cluster_id;
+    out->image_name = out->volume_id;  // ceph-csi: a static volume's ID is its image name
+  } else {
+    auto decoded = DecodeVolumeId(out->volume_id);
+    if (!decoded.ok()) return decoded.status();
+    out->cluster_id = decoded->cluster_id;
+    out->decoded_id = std::move(decoded).value();
+  }
+
+  NBDK_RETURN_IF_ERROR(ParseNbdOptions(ctx, "mapOptions", nullptr, &out->map_options));
+  return ParseNbdOptions(ctx, "unmapOptions", &out->unmap_options_csv, &out->unmap_options);
+}
+
+}  // namespace
+
+Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request) {
+  StageRequest out;
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  out.volume_id = request.volume_id();
+  NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
+  out.staging_target_path = request.staging_target_path();
+  if (!request.has_volume_capability()) return Status::InvalidArgument("volume_capability: missing");
+  auto cap = ParseVolumeCapability(request.volume_capability(), "volume_capability", Code::kFailedPrecondition);
+  if (!cap.ok()) return cap.status();
+  out.capability = std::move(cap).value();
+  NBDK_RETURN_IF_ERROR(ParseSecrets(request.secrets(), &out));
+  NBDK_RETURN_IF_ERROR(ParseVolumeContext(request.volume_context(), &out));
+  return out;
+}
+
+Result<UnstageRequest> ParseUnstageRequest(const csi::v1::NodeUnstageVolumeRequest& request) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
+  return UnstageRequest{request.volume_id(), request.staging_target_path()};
+}
+
+Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolumeRequest& request) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(CheckPath("target_path", request.target_path()));
+  if (request.staging_target_path().empty()) {
+    return Status::FailedPrecondition(
+        "staging_target_path: missing; nbdkeeper stages volumes, so NodeStageVolume must succeed first");
+  }
+  NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
+  if (!request.has_volume_capability()) return Status::InvalidArgument("volume_capability: missing");
+  auto cap = ParseVolumeCapability(request.volume_capability(), "volume_capability", Code::kFailedPrecondition);
+  if (!cap.ok()) return cap.status();
+  PublishRequest out;
+  out.volume_id = request.volume_id();
+  out.staging_target_path = request.staging_target_path();
+  out.target_path = request.target_path();
+  out.read_only = request.readonly() || cap->read_only;
+  out.capability = std::move(cap).value();
+  return out;
+}
+
+Result<UnpublishRequest> ParseUnpublishRequest(const csi::v1::NodeUnpublishVolumeRequest& request) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(CheckPath("target_path", request.target_path()));
+  return UnpublishRequest{request.volume_id(), request.target_path()};
+}
+
+Result<VolumeStatsRequest> ParseVolumeStatsRequest(const csi::v1::NodeGetVolumeStatsRequest& request) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
+  NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
+  return VolumeStatsRequest{request.volume_id(), request.volume_path(), request.staging_target_path()};
+}
+
+Result<ExpandRequest> ParseExpandRequest(const csi::v1::NodeExpandVolumeRequest& request) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
+  NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
+  ExpandRequest out;
+  out.volume_id = request.volume_id();
+  out.volume_path = request.volume_path();
+  out.staging_target_path = request.staging_target_path();
+  if (request.has_capacity_range()) {
+    out.required_bytes = request.capacity_range().required_bytes();
+    out.limit_bytes = request.capacity_range().limit_bytes();
+    if (out.required_bytes < 0) return Status::InvalidArgument("capacity_range.required_bytes: negative");
+    if (out.limit_bytes < 0) return Status::InvalidArgument("capacity_range.limit_bytes: negative");
+    if (out.limit_bytes > 0 && out.required_bytes > out.limit_bytes) {
+      return Status::InvalidArgument("capacity_range: required_bytes " + std::to_string(out.required_bytes) +
+                                     " exceeds limit_bytes " + std::to_string(out.limit_bytes));
+    }
+  }
+  if (request.has_volume_capability()) {
+    // NodeExpandVolume's error table: "Exceeds capabilities" is INVALID_ARGUMENT.
+    auto cap = ParseVolumeCapability(request.volume_capability(), "volume_capability", Code::kInvalidArgument);
+    if (!cap.ok()) return cap.status();
+    out.capability = std::move(cap).value();
+  }
+  return out;
+}
+
+}  // namespace nbdk

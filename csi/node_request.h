@@ -1,0 +1,107 @@
+// Validation of the CSI Node requests: each Parse* checks a request against
+// the CSI v1 spec and ceph-csi's volume context, and returns a parsed struct
+// so that handlers never read raw request fields again. Pure functions.
+//
+// Codes, as the spec asks:
+//  - a missing or malformed field: InvalidArgument naming the field;
+//  - a well-formed capability nbdkeeper cannot serve (access mode, fs type):
+//    FailedPrecondition for stage and publish ("Exceeds capabilities"),
+//    InvalidArgument for expand (its own error table says so);
+//  - publish without staging_target_path: FailedPrecondition (the spec's
+//    "Staging target path not set", since nbdkeeper has STAGE_UNSTAGE_VOLUME).
+// Common rules:
+//  - volume_id: 1 to 128 bytes of [A-Za-z0-9._-], not starting with '.'. It
+//    names the staging mount point, log and key files and the rbd-nbd
+//    cookie, so it must be a safe file name (ceph-csi IDs and image names are).
+//  - paths: absolute, at most 4096 bytes, clean (no empty, "." or ".."
+//    components, no trailing '/'), no control characters, not "/".
+// Secrets (userKey) never appear in any error message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "csi/proto/csi.pb.h"
+#include "csi/volume_capability.h"
+#include "csi/volume_id.h"
+#include "daemon/status.h"
+
+namespace nbdk {
+
+// NodeStageVolume. Secrets: userID and userKey are required (ceph-csi's
+// node-stage secret). Volume context (ceph-csi's keys; others are ignored):
+//  - staticVolume: a Go boolean ("true", "1", "t", "false", ...). A static
+//    volume's volume_id is its RBD image name and clusterID and pool are
+//    required; otherwise volume_id must decode as a VolumeId.
+//  - clusterID, pool, imageName, journalPool, radosNamespace: optional
+//    names (no '/', '@' in imageName, no control characters); at least one
+//    of imageName and clusterID must be present (ceph-csi's controller sets
+//    both; neither means the volume did not come from it).
+//  - mounter: "rbd-nbd", empty or absent; anything else (krbd's "rbd") is
+//    InvalidArgument: this plugin maps with rbd-nbd only.
+//  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form; the nbd
+//    part becomes rbd-nbd arguments (csi/map_options.h).
+//  - encrypted: "true" is InvalidArgument (no LUKS support).
+struct StageRequest {
+  std::string volume_id;
+  std::string staging_target_path;
+  VolumeCapabilitySpec capability;
+  std::string user_id;   // cephx user, without "client."
+  std::string user_key;  // SECRET: goes only into the key file; never log or print it
+  bool static_volume = false;
+  // Dynamic volumes: the decoded volume_id. Static volumes: nullopt.
+  std::optional<VolumeId> decoded_id;
+  // From decoded_id for a dynamic volume (the volume context's clusterID is
+  // ignored then, as ceph-csi does), from the volume context for a static one.
+  std::string cluster_id;
+  std::string pool;             // volume context; "" when absent (dynamic: resolve the pool ID)
+  std::string image_name;       // static: volume_id; dynamic: imageName, or "" (look up the journal)
+  std::string journal_pool;     // "" means the image pool
+  std::string rados_namespace;  // "" means: take it from the cluster config
+  std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
+  std::vector<std::string> unmap_options;  // rbd-nbd unmap arguments
+  std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
+};
+Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);
+
+struct UnstageRequest {
+  std::string volume_id;
+  std::string staging_target_path;
+};
+Result<UnstageRequest> ParseUnstageRequest(const csi::v1::NodeUnstageVolumeRequest& request);
+
+struct PublishRequest {
+  std::string volume_id;
+  std::string staging_target_path;
+  std::string target_path;
+  VolumeCapabilitySpec capability;
+  bool read_only = false;  // the readonly flag, or a *_READER_ONLY access mode
+};
+Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolumeRequest& request);
+
+struct UnpublishRequest {
+  std::string volume_id;
+  std::string target_path;
+};
+Result<UnpublishRequest> ParseUnpublishRequest(const csi::v1::NodeUnpublishVolumeRequest& request);
+
+struct VolumeStatsRequest {
+  std::string volume_id;
+  std::string volume_path;
+  std::string staging_target_path;  // optional: "" when the CO sent none
+};
+Result<VolumeStatsRequest> ParseVolumeStatsRequest(const csi::v1::NodeGetVolumeStatsRequest& request);
+
+struct ExpandRequest {
+  std::string volume_id;
+  std::string volume_path;
+  std::string staging_target_path;                // optional: "" when the CO sent none
+  std::optional<VolumeCapabilitySpec> capability;  // optional in the spec
+  int64_t required_bytes = 0;                     // 0: not set
+  int64_t limit_bytes = 0;                        // 0: not set
+};
+Result<ExpandRequest> ParseExpandRequest(const csi::v1::NodeExpandVolumeRequest& request);
+
+}  // namespace nbdk

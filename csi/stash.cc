@@ -1,0 +1,212 @@
+#include "csi/stash.h"
+
+#include <fcntl.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace nbdk {
+namespace {
+
+constexpr size_t kMaxStashBytes = 64 * 1024;
+
+// Closes the descriptor when it goes out of scope.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now, reporting the error close() may carry for buffered writes.
+  int Close() {
+    int rc = ::close(fd_);
+    fd_ = -1;
+    return rc;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string DirOf(std::string_view staging_target_path) {
+  std::string dir(staging_target_path);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+Status FsyncDir(const std::string& dir) {
+  ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return Status::FromErrno(errno, "open directory " + dir);
+  if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync directory " + dir);
+  return Status::Ok();
+}
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(errno, "write");
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+// Writes `data` to a fresh `tmp` and syncs it. `tmp` may be left behind.
+Status WriteSynced(const std::string& tmp, std::string_view data) {
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove stale " + tmp);
+  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return Status::FromErrno(errno, "create " + tmp);
+  NBDK_RETURN_IF_ERROR(WriteAll(fd.get(), data).WithContext(tmp));
+  if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync " + tmp);
+  if (fd.Close() != 0) return Status::FromErrno(errno, "close " + tmp);
+  return Status::Ok();
+}
+
+Status Bad(std::string_view file, std::string_view field, std::string_view what) {
+  return Status::Corruption(std::string(file) + ": field " + std::string(field) + ": " + std::string(what));
+}
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+Status GetString(const rapidjson::Value& object, const char* name, std::string_view file, std::string* out) {
+  const rapidjson::Value* v = Member(object, name);
+  if (v == nullptr) return Status::Ok();
+  if (!v->IsString()) return Bad(file, name, "expected a string");
+  out->assign(v->GetString(), v->GetStringLength());
+  return Status::Ok();
+}
+
+Status GetBool(const rapidjson::Value& object, const char* name, std::string_view file, bool* out) {
+  const rapidjson::Value* v = Member(object, name);
+  if (v == nullptr) return Status::Ok();
+  if (!v->IsBool()) return Bad(file, name, "expected true or false");
+  *out = v->GetBool();
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string StashPath(std::string_view staging_target_path) {
+  return DirOf(staging_target_path) + "/" + kStashFileName;
+}
+
+std::string EncodeStash(const ImageMetaStash& s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto str = [&w](const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w.StartObject();
+  w.Key("Version");
+  w.Int(s.version);
+  str("pool", s.pool);
+  str("radosNamespace", s.rados_namespace);
+  str("image", s.image);
+  str("unmapOptions", s.unmap_options);
+  w.Key("accessType");
+  w.Bool(s.nbd_access);
+  w.Key("encrypted");
+  w.Bool(s.encrypted);
+  str("device", s.device);
+  str("logDir", s.log_dir);
+  str("logFileStrategy", s.log_file_strategy);
+  str("clusterID", s.cluster_id);
+  str("cookie", s.cookie);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+Result<ImageMetaStash> DecodeStash(std::string_view json, std::string_view file) {
+  std::string name(file);
+  if (json.empty()) return Status::Corruption(name + ": empty file");
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return Status::Corruption(name + ": not valid JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                              rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) return Status::Corruption(name + ": top level is not a JSON object");
+
+  ImageMetaStash s;
+  if (const rapidjson::Value* v = Member(doc, "Version")) {
+    if (!v->IsInt()) return Bad(file, "Version", "expected an integer");
+    s.version = v->GetInt();
+  }
+  NBDK_RETURN_IF_ERROR(GetString(doc, "pool", file, &s.pool));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "radosNamespace", file, &s.rados_namespace));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "image", file, &s.image));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "unmapOptions", file, &s.unmap_options));
+  NBDK_RETURN_IF_ERROR(GetBool(doc, "accessType", file, &s.nbd_access));
+  NBDK_RETURN_IF_ERROR(GetBool(doc, "encrypted", file, &s.encrypted));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "device", file, &s.device));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "logDir", file, &s.log_dir));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "logFileStrategy", file, &s.log_file_strategy));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "clusterID", file, &s.cluster_id));
+  NBDK_RETURN_IF_ERROR(GetString(doc, "cookie", file, &s.cookie));
+  if (s.pool.empty()) return Bad(file, "pool", "missing or empty");
+  if (s.image.empty()) return Bad(file, "image", "missing or empty");
+  return s;
+}
+
+Status WriteStash(const std::string& staging_target_path, const ImageMetaStash& stash) {
+  std::string dir = DirOf(staging_target_path);
+  std::string path = StashPath(staging_target_path);
+  std::string tmp = path + ".tmp";
+  Status written = WriteSynced(tmp, EncodeStash(stash));
+  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    written = Status::FromErrno(errno, "rename " + tmp + " to " + path);
+  }
+  if (!written.ok()) {
+    ::unlink(tmp.c_str());
+    return written.WithContext("write stash");
+  }
+  return FsyncDir(dir).WithContext("write stash " + path);
+}
+
+Result<ImageMetaStash> ReadStash(const std::string& staging_target_path) {
+  std::string path = StashPath(staging_target_path);
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ELOOP) return Status::Corruption(path + ": is a symlink");
+    return Status::FromErrno(errno, "read stash " + path);
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(errno, "read stash " + path);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxStashBytes) return Status::Corruption(path + ": larger than 64 KiB");
+  }
+  return DecodeStash(text, path);
+}
+
+Status RemoveStash(const std::string& staging_target_path) {
+  std::string path = StashPath(staging_target_path);
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::FromErrno(errno, "remove stash " + path);
+  }
+  return FsyncDir(DirOf(staging_target_path)).WithContext("remove stash " + path);
+}
+
+}  // namespace nbdk

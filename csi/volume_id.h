@@ -1,0 +1,50 @@
+// VolumeId: ceph-csi's CSI volume ID, "<version>-<cluster id length>-
+// <cluster id>-<pool id>-<object uuid>" (docs/ceph-csi-compat.md).
+//
+//   0001-0009-rook-ceph-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51
+//   ^ver ^len ^cluster  ^pool id (i64)   ^object uuid (36 chars)
+//
+// The length field is read first, so a cluster ID containing '-' decodes.
+// Pure functions; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "daemon/status.h"
+
+namespace nbdk {
+
+// The CSI limit on a volume ID, and the fixed part of an encoded one (every
+// field but the cluster ID, with the four separators).
+inline constexpr size_t kMaxVolumeIdLength = 128;
+inline constexpr size_t kVolumeIdFixedLength = 64;
+
+struct VolumeId {
+  uint16_t encoding_version = 1;  // only 1 exists
+  std::string cluster_id;         // selects the config.json entry
+  int64_t pool_id = 0;            // the image's pool ("location ID")
+  std::string object_uuid;        // names csi.volume.<uuid> and csi-vol-<uuid>
+
+  bool operator==(const VolumeId&) const = default;
+};
+
+// Decodes exactly: any shape other than the one above is InvalidArgument
+// naming the field ("volume_id: cluster ID length field 'zz01' is not hex").
+// Hex digits may be either case (ceph-csi's decoder accepts both); only
+// encoding version 1 is accepted, since another version may lay the fields
+// out differently. The cluster ID must be non-empty and the UUID canonical
+// (8-4-4-4-12 hex digits).
+Result<VolumeId> DecodeVolumeId(std::string_view id);
+
+// The inverse of DecodeVolumeId, with lowercase hex. Precondition: `id` is
+// valid as DecodeVolumeId would return it (a cluster ID of 1 to 64 bytes, a
+// 36-character UUID); then Decode(Encode(id)) == id.
+std::string EncodeVolumeId(const VolumeId& id);
+
+// The RBD image name ceph-csi gives a volume whose journal has no
+// csi.imagename: "csi-vol-<uuid>".
+std::string ImageNameFor(std::string_view object_uuid);
+
+}  // namespace nbdk

@@ -1,0 +1,10 @@
+# csi_node_test: the pure building blocks of the CSI Node service.
+nbdk_add_test(csi_node_test
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/cluster_config_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/map_options_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/node_request_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/stash_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/volume_capability_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/volume_id_test.cc
+  LIBS nbdk_csi_node)

@@ -1,0 +1,333 @@
+#include "csi/node_request.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace nbdk {
+namespace {
+
+using Mode = csi::v1::VolumeCapability::AccessMode;
+
+constexpr char kVolumeId[] = "0001-0009-rook-ceph-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
+constexpr char kKey[] = "AQBsecretKEYvalue0123456789abcdefghij==";
+constexpr char kStaging[] = "/var/lib/kubelet/plugins/kubernetes.io/csi/rbd.csi.ceph.com/abc/globalmount";
+constexpr char kTarget[] = "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~csi/pvc-1/mount";
+
+void SetMount(csi::v1::VolumeCapability* cap, Mode::Mode mode = Mode::SINGLE_NODE_WRITER) {
+  cap->mutable_mount()->set_fs_type("ext4");
+  cap->mutable_access_mode()->set_mode(mode);
+}
+
+csi::v1::NodeStageVolumeRequest ValidStage() {
+  csi::v1::NodeStageVolumeRequest r;
+  r.set_volume_id(kVolumeId);
+  r.set_staging_target_path(kStaging);
+  SetMount(r.mutable_volume_capability());
+  (*r.mutable_secrets())["userID"] = "csi-rbd-node";
+  (*r.mutable_secrets())["userKey"] = kKey;
+  auto& ctx = *r.mutable_volume_context();
+  ctx["clusterID"] = "rook-ceph";
+  ctx["pool"] = "replicapool";
+  ctx["imageName"] = "csi-vol-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
+  ctx["imageFeatures"] = "layering";
+  ctx["mounter"] = "rbd-nbd";
+  ctx["mapOptions"] = "krbd:queue_depth=1024;nbd:try-netlink,io-timeout=0";
+  ctx["unmapOptions"] = "nbd:force";
+  ctx["csi.storage.k8s.io/pv/name"] = "pvc-1";
+  return r;
+}
+
+template <typename T>
+void ExpectError(const Result<T>& r, Code code, std::string_view mentions) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), code) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(mentions), std::string::npos)
+      << "'" << r.status().message() << "' should mention '" << mentions << "'";
+}
+
+TEST(StageRequestTest, ParsesADynamicCephCsiVolume) {
+  auto r = ParseStageRequest(ValidStage());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->volume_id, kVolumeId);
+  EXPECT_EQ(r->staging_target_path, kStaging);
+  EXPECT_EQ(r->capability.fs_type, "ext4");
+  EXPECT_EQ(r->user_id, "csi-rbd-node");
+  EXPECT_EQ(r->user_key, kKey);
+  EXPECT_FALSE(r->static_volume);
+  ASSERT_TRUE(r->decoded_id.has_value());
+  EXPECT_EQ(r->decoded_id->pool_id, 2);
+  EXPECT_EQ(r->cluster_id, "rook-ceph");
+  EXPECT_EQ(r->pool, "replicapool");
+  EXPECT_EQ(r->image_name, "csi-vol-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51");
+  EXPECT_EQ(r->map_options, (std::vector<std::string>{"--try-netlink", "--io-timeout=0"}));
+  EXPECT_EQ(r->unmap_options, std::vector<std::string>{"--force"});
+  EXPECT_EQ(r->unmap_options_csv, "force");
+}
+
+TEST(StageRequestTest, ParsesAStaticVolume) {
+  auto req = ValidStage();
+  req.set_volume_id("my-image");
+  auto& ctx = *req.mutable_volume_context();
+  ctx.erase("imageName");
+  ctx.erase("mounter");
+  ctx["staticVolume"] = "true";
+  ctx["radosNamespace"] = "ns";
+  auto r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->static_volume);
+  EXPECT_FALSE(r->decoded_id.has_value());
+  EXPECT_EQ(r->image_name, "my-image");
+  EXPECT_EQ(r->cluster_id, "rook-ceph");
+  EXPECT_EQ(r->rados_namespace, "ns");
+}
+
+TEST(StageRequestTest, KeyIsTrimmedOfTheNewlineEchoLeaves) {
+  auto req = ValidStage();
+  (*req.mutable_secrets())["userKey"] = std::string(kKey) + "\n";
+  auto r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->user_key, kKey);
+}
+
+struct Case {
+  const char* name;
+  std::function<void(csi::v1::NodeStageVolumeRequest*)> mutate;
+  Code code;
+  const char* mentions;
+};
+
+// Every invalid stage request: the error names the field, has the code the
+// spec asks for, and never contains the key.
+TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
+  auto ctx = [](csi::v1::NodeStageVolumeRequest* r) { return r->mutable_volume_context(); };
+  const Code kInvalid = Code::kInvalidArgument;
+  const std::vector<Case> cases = {
+      {"no volume_id", [](auto* r) { r->clear_volume_id(); }, kInvalid, "volume_id: missing"},
+      {"long volume_id", [](auto* r) { r->set_volume_id(std::string(129, 'a')); }, kInvalid, "longer than 128"},
+      {"volume_id with /", [](auto* r) { r->set_volume_id("a/b"); }, kInvalid, "volume_id: only letters"},
+      {"volume_id dot", [](auto* r) { r->set_volume_id(".."); }, kInvalid, "volume_id: must not start with '.'"},
+      {"undecodable volume_id", [](auto* r) { r->set_volume_id("0001-00zz-x"); }, kInvalid, "volume_id: "},
+      {"no staging path", [](auto* r) { r->clear_staging_target_path(); }, kInvalid, "staging_target_path: missing"},
+      {"relative staging", [](auto* r) { r->set_staging_target_path("var/x"); }, kInvalid, "not an absolute path"},
+      {"dotdot staging", [](auto* r) { r->set_staging_target_path("/var/../etc"); }, kInvalid,
+       "staging_target_path: '/var/../etc' is not clean"},
+      {"dot staging", [](auto* r) { r->set_staging_target_path("/var/./x"); }, kInvalid, "not clean"},
+      {"double slash", [](auto* r) { r->set_staging_target_path("/var//x"); }, kInvalid, "empty component"},
+      {"trailing slash", [](auto* r) { r->set_staging_target_path("/var/x/"); }, kInvalid, "trailing '/'"},
+      {"root staging", [](auto* r) { r->set_staging_target_path("/"); }, kInvalid, "root directory"},
+      {"NUL in staging", [](auto* r) { r->set_staging_target_path(std::string("/var/x\0y", 8)); }, kInvalid,
+       "staging_target_path: contains a NUL"},
+      {"huge staging", [](auto* r) { r->set_staging_target_path("/" + std::string(4096, 'a')); }, kInvalid,
+       "longer than 4096"},
+      {"no capability", [](auto* r) { r->clear_volume_capability(); }, kInvalid, "volume_capability: missing"},
+      {"no access type", [](auto* r) { r->mutable_volume_capability()->clear_mount(); }, kInvalid,
+       "one of block or mount"},
+      {"no access mode", [](auto* r) { r->mutable_volume_capability()->clear_access_mode(); }, kInvalid,
+       "volume_capability.access_mode: missing"},
+      {"unsupported mode", [](auto* r) { SetMount(r->mutable_volume_capability(), Mode::MULTI_NODE_SINGLE_WRITER); },
+       Code::kFailedPrecondition, "MULTI_NODE_SINGLE_WRITER"},
+      {"RWX filesystem", [](auto* r) { SetMount(r->mutable_volume_capability(), Mode::MULTI_NODE_MULTI_WRITER); },
+       Code::kFailedPrecondition, "only for block"},
+      {"unsupported fs", [](auto* r) { r->mutable_volume_capability()->mutable_mount()->set_fs_type("zfs"); },
+       Code::kFailedPrecondition, "fs_type: 'zfs'"},
+      {"no secrets", [](auto* r) { r->clear_secrets(); }, kInvalid, "secrets: userID: missing"},
+      {"no userID", [](auto* r) { r->mutable_secrets()->erase("userID"); }, kInvalid, "secrets: userID: missing"},
+      {"bad userID", [](auto* r) { (*r->mutable_secrets())["userID"] = "-x"; }, kInvalid, "secrets: userID"},
+      {"no userKey", [](auto* r) { r->mutable_secrets()->erase("userKey"); }, kInvalid, "secrets: userKey: missing"},
+      {"blank userKey", [](auto* r) { (*r->mutable_secrets())["userKey"] = " \n"; }, kInvalid,
+       "secrets: userKey: missing"},
+      {"key with space", [](auto* r) { (*r->mutable_secrets())["userKey"] = std::string(kKey) + " x"; }, kInvalid,
+       "secrets: userKey: not a base64"},
+      {"key with quote", [](auto* r) { (*r->mutable_secrets())["userKey"] = std::string(kKey) + "'"; }, kInvalid,
+       "secrets: userKey"},
+      {"bad staticVolume", [&](auto* r) { (*ctx(r))["staticVolume"] = "yes"; }, kInvalid,
+       "volume_context: staticVolume: 'yes' is not a boolean"},
+      {"static without pool", [&](auto* r) {
+         (*ctx(r))["staticVolume"] = "true";
+         ctx(r)->erase("pool");
+       }, kInvalid, "volume_context: pool: required for a static volume"},
+      {"static without clusterID", [&](auto* r) {
+         (*ctx(r))["staticVolume"] = "1";
+         ctx(r)->erase("clusterID");
+       }, kInvalid, "volume_context: clusterID: required"},
+      {"krbd mounter", [&](auto* r) { (*ctx(r))["mounter"] = "rbd"; }, kInvalid,
+       "volume_context: mounter: 'rbd' is not supported"},
+      {"encrypted", [&](auto* r) { (*ctx(r))["encrypted"] = "true"; }, kInvalid, "volume_context: encrypted"},
+      {"no imageName nor clusterID", [&](auto* r) {
+         ctx(r)->erase("imageName");
+         ctx(r)->erase("clusterID");
+       }, kInvalid, "neither imageName nor clusterID"},
+      {"pool with /", [&](auto* r) { (*ctx(r))["pool"] = "a/b"; }, kInvalid, "volume_context: pool: 'a/b'"},
+      {"image with @", [&](auto* r) { (*ctx(r))["imageName"] = "img@snap"; }, kInvalid,
+       "volume_context: imageName"},
+      {"namespace with newline", [&](auto* r) { (*ctx(r))["radosNamespace"] = "a\nb"; }, kInvalid,
+       "volume_context: radosNamespace: contains a control character"},
+      {"journalPool with /", [&](auto* r) { (*ctx(r))["journalPool"] = "/"; }, kInvalid,
+       "volume_context: journalPool"},
+      {"io-timeout", [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io-timeout=30"; }, kInvalid,
+       "volume_context: mapOptions: option 'io-timeout': only 0 is allowed"},
+      {"unknown mounter in mapOptions", [&](auto* r) { (*ctx(r))["mapOptions"] = "fuse:x"; }, kInvalid,
+       "volume_context: mapOptions: unknown mounter type 'fuse'"},
+      {"bad unmapOptions", [&](auto* r) { (*ctx(r))["unmapOptions"] = "nbd:a b"; }, kInvalid,
+       "volume_context: unmapOptions: option 'a b'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto req = ValidStage();
+    c.mutate(&req);
+    auto r = ParseStageRequest(req);
+    ExpectError(r, c.code, c.mentions);
+    EXPECT_EQ(r.status().ToString().find("AQBsecret"), std::string::npos) << r.status().ToString();
+  }
+}
+
+TEST(StageRequestTest, BlockVolumeWithMultiNodeWriter) {
+  auto req = ValidStage();
+  req.mutable_volume_capability()->mutable_block();
+  req.mutable_volume_capability()->mutable_access_mode()->set_mode(Mode::MULTI_NODE_MULTI_WRITER);
+  auto r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->capability.block);
+  EXPECT_TRUE(r->capability.multi_node);
+}
+
+csi::v1::NodePublishVolumeRequest ValidPublish() {
+  csi::v1::NodePublishVolumeRequest r;
+  r.set_volume_id(kVolumeId);
+  r.set_staging_target_path(kStaging);
+  r.set_target_path(kTarget);
+  SetMount(r.mutable_volume_capability());
+  return r;
+}
+
+TEST(PublishRequestTest, ParsesAndCombinesReadOnly) {
+  auto r = ParsePublishRequest(ValidPublish());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->target_path, kTarget);
+  EXPECT_EQ(r->staging_target_path, kStaging);
+  EXPECT_FALSE(r->read_only);
+
+  auto flagged = ValidPublish();
+  flagged.set_readonly(true);
+  EXPECT_TRUE(ParsePublishRequest(flagged)->read_only);
+  auto rox = ValidPublish();
+  SetMount(rox.mutable_volume_capability(), Mode::MULTI_NODE_READER_ONLY);
+  EXPECT_TRUE(ParsePublishRequest(rox)->read_only);
+}
+
+TEST(PublishRequestTest, EachInvalidFieldIsNamed) {
+  auto with = [](std::function<void(csi::v1::NodePublishVolumeRequest*)> f) {
+    auto r = ValidPublish();
+    f(&r);
+    return ParsePublishRequest(r);
+  };
+  ExpectError(with([](auto* r) { r->clear_volume_id(); }), Code::kInvalidArgument, "volume_id: missing");
+  ExpectError(with([](auto* r) { r->clear_target_path(); }), Code::kInvalidArgument, "target_path: missing");
+  ExpectError(with([](auto* r) { r->set_target_path("/a/../b"); }), Code::kInvalidArgument, "target_path: '/a/../b'");
+  // The spec's "Staging target path not set".
+  ExpectError(with([](auto* r) { r->clear_staging_target_path(); }), Code::kFailedPrecondition,
+              "staging_target_path: missing");
+  ExpectError(with([](auto* r) { r->set_staging_target_path("rel"); }), Code::kInvalidArgument,
+              "staging_target_path: 'rel' is not an absolute path");
+  ExpectError(with([](auto* r) { r->clear_volume_capability(); }), Code::kInvalidArgument,
+              "volume_capability: missing");
+  ExpectError(with([](auto* r) { r->mutable_volume_capability()->mutable_mount()->set_fs_type("ntfs"); }),
+              Code::kFailedPrecondition, "fs_type");
+}
+
+TEST(UnstageRequestTest, RequiresVolumeIdAndStagingPath) {
+  csi::v1::NodeUnstageVolumeRequest r;
+  r.set_volume_id("my-image");  // static volume IDs are not decoded here
+  r.set_staging_target_path(kStaging);
+  auto ok = ParseUnstageRequest(r);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->volume_id, "my-image");
+  EXPECT_EQ(ok->staging_target_path, kStaging);
+  r.clear_staging_target_path();
+  ExpectError(ParseUnstageRequest(r), Code::kInvalidArgument, "staging_target_path: missing");
+  r.set_staging_target_path(kStaging);
+  r.clear_volume_id();
+  ExpectError(ParseUnstageRequest(r), Code::kInvalidArgument, "volume_id: missing");
+}
+
+TEST(UnpublishRequestTest, RequiresVolumeIdAndTargetPath) {
+  csi::v1::NodeUnpublishVolumeRequest r;
+  r.set_volume_id(kVolumeId);
+  r.set_target_path(kTarget);
+  auto ok = ParseUnpublishRequest(r);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->target_path, kTarget);
+  r.set_target_path("/x/");
+  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "target_path: '/x/' is not clean");
+  r.clear_target_path();
+  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "target_path: missing");
+  r.set_target_path(kTarget);
+  r.set_volume_id(std::string(129, 'v'));
+  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "volume_id: 129 bytes");
+}
+
+TEST(VolumeStatsRequestTest, VolumePathRequiredStagingOptional) {
+  csi::v1::NodeGetVolumeStatsRequest r;
+  r.set_volume_id(kVolumeId);
+  r.set_volume_path(kTarget);
+  auto ok = ParseVolumeStatsRequest(r);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->staging_target_path, "");
+  r.set_staging_target_path("relative");
+  ExpectError(ParseVolumeStatsRequest(r), Code::kInvalidArgument, "staging_target_path: 'relative'");
+  r.clear_staging_target_path();
+  r.clear_volume_path();
+  ExpectError(ParseVolumeStatsRequest(r), Code::kInvalidArgument, "volume_path: missing");
+  r.set_volume_path(kTarget);
+  r.clear_volume_id();
+  ExpectError(ParseVolumeStatsRequest(r), Code::kInvalidArgument, "volume_id: missing");
+}
+
+TEST(ExpandRequestTest, ParsesOptionalFields) {
+  csi::v1::NodeExpandVolumeRequest r;
+  r.set_volume_id(kVolumeId);
+  r.set_volume_path(kTarget);
+  auto bare = ParseExpandRequest(r);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_FALSE(bare->capability.has_value());
+  EXPECT_EQ(bare->required_bytes, 0);
+
+  r.set_staging_target_path(kStaging);
+  r.mutable_capacity_range()->set_required_bytes(1 << 30);
+  SetMount(r.mutable_volume_capability());
+  auto full = ParseExpandRequest(r);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->required_bytes, 1 << 30);
+  ASSERT_TRUE(full->capability.has_value());
+  EXPECT_EQ(full->capability->fs_type, "ext4");
+}
+
+TEST(ExpandRequestTest, EachInvalidFieldIsNamed) {
+  auto with = [](std::function<void(csi::v1::NodeExpandVolumeRequest*)> f) {
+    csi::v1::NodeExpandVolumeRequest r;
+    r.set_volume_id(kVolumeId);
+    r.set_volume_path(kTarget);
+    f(&r);
+    return ParseExpandRequest(r);
+  };
+  ExpectError(with([](auto* r) { r->clear_volume_id(); }), Code::kInvalidArgument, "volume_id: missing");
+  ExpectError(with([](auto* r) { r->clear_volume_path(); }), Code::kInvalidArgument, "volume_path: missing");
+  ExpectError(with([](auto* r) { r->set_staging_target_path("/a//b"); }), Code::kInvalidArgument,
+              "staging_target_path");
+  ExpectError(with([](auto* r) { r->mutable_capacity_range()->set_required_bytes(-1); }), Code::kInvalidArgument,
+              "capacity_range.required_bytes: negative");
+  ExpectError(with([](auto* r) { r->mutable_capacity_range()->set_limit_bytes(-1); }), Code::kInvalidArgument,
+              "capacity_range.limit_bytes: negative");
+  ExpectError(with([](auto* r) {
+                r->mutable_capacity_range()->set_required_bytes(10);
+                r->mutable_capacity_range()->set_limit_bytes(5);
+              }),
+              Code::kInvalidArgument, "required_bytes 10 exceeds limit_bytes 5");
+  // NodeExpandVolume's table: "Exceeds capabilities" is INVALID_ARGUMENT.
+  ExpectError(with([](auto* r) { SetMount(r->mutable_volume_capability(), Mode::MULTI_NODE_MULTI_WRITER); }),
+              Code::kInvalidArgument, "MULTI_NODE_MULTI_WRITER");
+}
+
+}  // namespace
+}  // namespace nbdk
