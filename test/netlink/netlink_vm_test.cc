@@ -21,7 +21,7 @@
 #include "daemon/uv_handle.h"
 #include "netlink/nbd_netlink.h"
 #include "netlink/nbd_sysfs.h"
-#include "test/netlink/vm_command.h"
+#include "test/common/vm_command.h"
 
 namespace nbdk {
 namespace {

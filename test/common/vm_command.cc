@@ -1,4 +1,4 @@
-#include "test/netlink/vm_command.h"
+#include "test/common/vm_command.h"
 
 #include <fcntl.h>
 #include <poll.h>
