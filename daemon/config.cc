@@ -113,6 +113,14 @@ const std::vector<Setting>& Settings() {
        }},
       {"ceph_csi_config", false, "ceph-csi cluster config.json",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_csi_config, v); }},
+      {"ceph_conf", false, "ceph.conf for librados and rbd-nbd (default: their own search)",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_conf, v); }},
+      {"key_dir", false, "directory (tmpfs) for per-volume 0600 cephx key files",
+       [](Config* c, std::string_view v) {
+         if (v.empty() || v.front() != '/') return Status::InvalidArgument("must be an absolute path");
+         c->key_dir = v;
+         return Status::Ok();
+       }},
       {"rbd_nbd", false, "rbd-nbd executable",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->rbd_nbd_path, v); }},
       {"io_timeout_ms", true, "block queue request timeout set on each nbd device (ms)",

@@ -38,6 +38,8 @@ struct Config {
   HostPort health{"127.0.0.1", 9810};  // derived from health_listen; port 0 disables
   LogLevel log_level = LogLevel::kInfo;
   std::string ceph_csi_config = "/etc/ceph-csi-config/config.json";
+  std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  std::string key_dir = "/run/nbdkeeper/keys";
   std::string rbd_nbd_path = "rbd-nbd";
   uint32_t io_timeout_ms = 5000;
   uint32_t reattach_timeout_s = 300;

@@ -1,5 +1,8 @@
 #include "daemon/daemon.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <csignal>
 #include <memory>
 #include <thread>
@@ -7,6 +10,7 @@
 
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
+#include "csi/node_service.h"
 #include "csi/rpc.h"
 #include "daemon/event_loop.h"
 #include "daemon/health_server.h"
@@ -16,21 +20,37 @@
 #include "daemon/systemd_notifier.h"
 #include "daemon/uv_handle.h"
 #include "daemon/version.h"
+#include "daemon/volume_report.h"
+#include "journal/node_boot_id.h"
+#include "netlink/nbd_netlink.h"
+#include "supervisor/rbd_lock_breaker.h"
 
 namespace nbdk {
 namespace {
 
 constexpr int kRpcGraceMs = 10000;
 
+SupervisorConfig SupervisorConfigFrom(const Config& c) {
+  SupervisorConfig s;
+  s.rbd_nbd_path = c.rbd_nbd_path;
+  s.state_dir = c.state_dir;
+  s.io_timeout_ms = c.io_timeout_ms;
+  s.reattach_timeout_s = c.reattach_timeout_s;
+  return s;
+}
+
 class Daemon {
  public:
   explicit Daemon(const Config& config)
       : config_(config),
         env_{loop_, metrics_},
+        rados_(loop_),
+        lock_breaker_(loop_, rados_),
+        supervisor_(loop_, SupervisorConfigFrom(config), lock_breaker_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),
         notifier_(std::make_unique<SystemdNotifier>(loop_)),
         identity_(env_, config.driver_name, [this] { return ready_; }) {
-    view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }};
+    view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }, nullptr};
     DeclareRpcMetrics(metrics_);
   }
 
@@ -54,24 +74,76 @@ class Daemon {
   Status Start() {
     NBDK_LOG_INFO("starting", {{"version", kVersion}, {"node_id", config_.node_id},
                                {"csi_endpoint", config_.csi_endpoint}, {"state_dir", config_.state_dir}});
+    if (::mkdir(config_.state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status::FromErrno(errno, "create state dir " + config_.state_dir);
+    }
+    auto journal = NodeJournal::Open(config_.state_dir + "/journal");
+    if (!journal.ok()) return journal.status().WithContext("node journal");
+    volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(*journal));
+    NBDK_RETURN_IF_ERROR(StartNode());
+
+    view_.write_volumes = [this](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+      WriteVolumesJson(*volumes_, supervisor_, w);
+    };
     InstallStatusPages(*health_, metrics_, view_);
+    AddSupervisorMetrics(metrics_, supervisor_, *volumes_);
     if (config_.health.port != 0) {
       NBDK_RETURN_IF_ERROR(health_->Listen(config_.health));
       NBDK_LOG_INFO("health_listening", {{"address", config_.health.host}, {"port", health_->port()}});
     }
-    auto csi = CsiServer::Start({config_.csi_socket_path, config_.socket_mode, config_.socket_group}, {&identity_});
+    auto csi = CsiServer::Start({config_.csi_socket_path, config_.socket_mode, config_.socket_group},
+                                {&identity_, node_service_.get()});
     if (!csi.ok()) return csi.status();
     csi_ = std::move(*csi);
     NBDK_RETURN_IF_ERROR(WatchSignal(SIGTERM, [this](int) { BeginStop("SIGTERM"); }));
     NBDK_RETURN_IF_ERROR(WatchSignal(SIGINT, [this](int) { BeginStop("SIGINT"); }));
     NBDK_RETURN_IF_ERROR(WatchSignal(SIGHUP, [](int) { NBDK_LOG_INFO("sighup_ignored"); }));
     std::signal(SIGPIPE, SIG_IGN);
-    // Startup reconciliation (the journal heal) has nothing to do yet.
+    notifier_->SetStatus("loading the node journal");
+    volumes_->Load([this](Result<LoadResult> loaded) { OnJournalLoaded(std::move(loaded)); });
+    return Status::Ok();
+  }
+
+  // The kernel side (netlink) is optional: without the nbd module the
+  // daemon still serves, and child exits alone detect deaths.
+  Status StartNode() {
+    auto boot_id = ReadBootId();
+    if (!boot_id.ok()) return boot_id.status();
+    auto netlink = NbdNetlink::Open(loop_);
+    if (netlink.ok()) {
+      netlink_ = std::move(*netlink);
+      NBDK_RETURN_IF_ERROR(netlink_->SubscribeLinkDead([this](int index) { supervisor_.OnLinkDead(index); }));
+    } else {
+      NBDK_LOG_WARN("nbd_netlink_unavailable", {{"error", netlink.status().message()}});
+    }
+    NodeOptions options;
+    options.node_id = config_.node_id;
+    options.key_dir = config_.key_dir;
+    options.resolve.cluster_config_path = config_.ceph_csi_config;
+    options.resolve.ceph_conf = config_.ceph_conf;
+    options.boot_id = *boot_id;
+    if (netlink_) {
+      auto devices = netlink_->Status();
+      if (devices.ok()) options.max_volumes = static_cast<int64_t>(devices->size());
+    }
+    node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, options});
+    node_service_ = std::make_unique<NodeService>(env_, *node_);
+    return Status::Ok();
+  }
+
+  void OnJournalLoaded(Result<LoadResult> loaded) {
+    if (!loaded.ok()) {
+      // Serving without the journal would forget volumes: stay not-ready.
+      NBDK_LOG_ERROR("journal_load_failed", {{"error", loaded.status().ToString()}});
+      notifier_->SetStatus("node journal failed to load: " + loaded.status().message());
+      return;
+    }
+    NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()},
+                                     {"quarantined", loaded->quarantined.size()}});
     ready_ = true;
     notifier_->Ready();
     notifier_->SetStatus("serving CSI on " + config_.csi_socket_path);
     NBDK_LOG_INFO("ready", {{"socket", config_.csi_socket_path}});
-    return Status::Ok();
   }
 
   // gRPC's Shutdown waits for in-flight RPCs, which finish on this loop: it
@@ -80,12 +152,30 @@ class Daemon {
     if (stopping_) return;
     stopping_ = true;
     ready_ = false;
-    NBDK_LOG_INFO("stopping", {{"signal", why}});
+    NBDK_LOG_INFO("stopping", {{"signal", why}, {"on_stop", config_.stop_policy == StopPolicy::kDetach ? "detach"
+                                                                                                        : "leave"}});
     notifier_->Stopping();
     stopper_ = std::thread([this] {
       csi_->Stop(kRpcGraceMs);
-      loop_.Post([this] { loop_.Stop(); });
+      loop_.Post([this] { StopMappings(); });
     });
+  }
+
+  void StopMappings() {
+    if (config_.stop_policy == StopPolicy::kLeaveRunning) {
+      auto released = supervisor_.ReleaseAll();
+      NBDK_LOG_INFO("mappings_left_running", {{"count", released.size()}});
+      return loop_.Stop();
+    }
+    auto pending = std::make_shared<size_t>(0);
+    for (const MappingSnapshot& s : supervisor_.Snapshots()) {
+      ++*pending;
+      supervisor_.Detach(s.volume_id, [this, pending, id = s.volume_id](Status st) {
+        NBDK_LOG_INFO("mapping_detached", {{"volume", id}, {"status", st.ToString()}});
+        if (--*pending == 0) loop_.Stop();
+      });
+    }
+    if (*pending == 0) loop_.Stop();
   }
 
   Status WatchSignal(int signum, std::function<void(int)> cb) {
@@ -97,6 +187,8 @@ class Daemon {
   void Close() {
     if (stopper_.joinable()) stopper_.join();
     csi_.reset();
+    supervisor_.ReleaseAll();
+    netlink_.reset();
     health_.reset();
     notifier_.reset();
     signals_.clear();
@@ -106,6 +198,13 @@ class Daemon {
   EventLoop loop_;
   Metrics metrics_;
   RpcEnv env_;
+  RadosClients rados_;
+  RbdLockBreaker lock_breaker_;
+  Supervisor supervisor_;
+  std::unique_ptr<NbdNetlink> netlink_;
+  std::unique_ptr<StagedVolumes> volumes_;
+  std::unique_ptr<NodeContext> node_;
+  std::unique_ptr<NodeService> node_service_;
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<SystemdNotifier> notifier_;
   std::vector<std::unique_ptr<SignalWatch>> signals_;

@@ -75,6 +75,12 @@ void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> do
   }
 }
 
+void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done) {
+  auto status = std::make_shared<Status>();
+  loop.RunBlocking([status, work = std::move(work)] { *status = work(); },
+                   [status, done = std::move(done)] { done(*status); });
+}
+
 void EventLoop::Run() {
   loop_thread_ = std::this_thread::get_id();
   uv_run(loop_.get(), UV_RUN_DEFAULT);

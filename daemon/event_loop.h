@@ -77,4 +77,7 @@ class EventLoop {
   bool shut_down_ = false;                   // loop thread
 };
 
+// Loop thread only. RunBlocking for work that yields a Status.
+void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done);
+
 }  // namespace nbdk

@@ -1,8 +1,5 @@
 #include "daemon/status_page.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "daemon/version.h"
 
 namespace nbdk {
@@ -27,8 +24,12 @@ std::string StatusJson(const DaemonView& view) {
   w.Key("ready");
   w.Bool(view.ready());
   w.Key("volumes");
-  w.StartArray();
-  w.EndArray();
+  if (view.write_volumes) {
+    view.write_volumes(w);
+  } else {
+    w.StartArray();
+    w.EndArray();
+  }
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }

@@ -2,6 +2,9 @@
 // Loop thread only.
 #pragma once
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <chrono>
 #include <functional>
 #include <string>
@@ -17,6 +20,8 @@ struct DaemonView {
   const Metrics* metrics = nullptr;
   std::chrono::steady_clock::time_point started;
   std::function<bool()> ready;
+  // Writes the "volumes" array; nullptr writes an empty one.
+  std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)> write_volumes;
 };
 
 // Registers every page on `server` and the daemon-level metrics (build info,

@@ -178,7 +178,10 @@ Result<NodeJournal> NodeJournal::Open(std::string dir, JournalFs& fs) {
   state->lock_fd = UniqueFd(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!state->lock_fd.valid()) return Status::FromErrno(errno, "open " + lock);
   if (::flock(state->lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return Status::Unavailable("journal " + d + " is in use: another process holds " + lock);
+    if (errno == EWOULDBLOCK) {
+      return Status::Unavailable("journal " + d + " is in use: another process holds " + lock +
+                                 " (is another nbdkeeperd already running?)");
+    }
     return Status::FromErrno(errno, "lock " + lock);
   }
   // Only the LOCK holder writes temp files, so none of them is in progress.

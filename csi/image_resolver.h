@@ -1,0 +1,37 @@
+// ResolveImage: which RBD image a NodeStageVolume request means, and how to
+// reach its cluster - ceph-csi's read side.
+//
+// The cluster comes from config.json (read per request: it is a ConfigMap
+// that may change). A static volume names its pool and image directly. A
+// dynamic volume's ID carries the cluster ID and the image pool's ID; the
+// image name is the volume context's imageName or, failing that, the omap
+// journal's csi.volume.<uuid> -> csi.imagename (csi-vol-<uuid> when the key
+// is absent), read from the journal pool with librados off the loop.
+// Loop thread only; `done` runs on the loop.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "csi/node_request.h"
+#include "daemon/event_loop.h"
+#include "journal/rados_clients.h"
+#include "supervisor/image_spec.h"
+
+namespace nbdk {
+
+struct ResolvedImage {
+  std::string cluster_id;
+  ImageSpec image;  // with monitors, user and keyfile filled in
+};
+
+struct ResolveOptions {
+  std::string cluster_config_path;
+  std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  int rados_timeout_s = 10;
+};
+
+void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& options, const StageRequest& request,
+                  const std::string& keyfile, std::function<void(Result<ResolvedImage>)> done);
+
+}  // namespace nbdk

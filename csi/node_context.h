@@ -1,0 +1,37 @@
+// NodeContext: what the CSI Node operations share. Loop thread only; every
+// referenced object outlives the Node service.
+#pragma once
+
+#include <string>
+
+#include "csi/image_resolver.h"
+#include "csi/staged_volumes.h"
+#include "daemon/event_loop.h"
+#include "journal/rados_clients.h"
+#include "supervisor/supervisor.h"
+
+namespace nbdk {
+
+struct NodeOptions {
+  std::string node_id;
+  std::string key_dir = "/run/nbdkeeper/keys";  // tmpfs: keys never reach a disk
+  ResolveOptions resolve;
+  std::string boot_id;
+  int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported
+};
+
+struct NodeContext {
+  EventLoop& loop;
+  Supervisor& supervisor;
+  RadosClients& rados;
+  StagedVolumes& volumes;
+  NodeOptions options;
+};
+
+// Where a staged volume lives under its staging path: the filesystem's
+// mount point, or the file a block device is bind-mounted on.
+inline std::string StagedMountPoint(const std::string& staging_path, const std::string& volume_id) {
+  return staging_path + "/" + volume_id;
+}
+
+}  // namespace nbdk

@@ -1,0 +1,297 @@
+#include "csi/stage_transaction.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <vector>
+
+#include "csi/filesystem.h"
+#include "csi/key_file.h"
+#include "csi/stash.h"
+#include "daemon/log.h"
+
+namespace nbdk {
+namespace {
+
+// Creates the mount point: a directory for a filesystem, a file for a block
+// bind mount. An existing one is fine. BLOCKING.
+Status CreateMountPoint(const std::string& path, bool block) {
+  if (block) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return Status::FromErrno(errno, "create block mount point " + path);
+    ::close(fd);
+    return Status::Ok();
+  }
+  if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
+  return Status::Ok();
+}
+
+Status RemoveMountPoint(const std::string& path) {
+  if (::remove(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + path);
+  return Status::Ok();
+}
+
+class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
+ public:
+  StageTransaction(NodeContext& node, StageRequest request, VolumeOpLock lock, std::function<void(Status)> done)
+      : node_(node), req_(std::move(request)), lock_(std::move(lock)), done_(std::move(done)) {
+    mount_point_ = StagedMountPoint(req_.staging_target_path, req_.volume_id);
+  }
+
+  void Start() {
+    const VolumeRecord* existing = node_.volumes.Find(req_.volume_id);
+    if (existing != nullptr && existing->state == "staged") return Finish(CheckRestage(*existing));
+    WriteKey();
+  }
+
+ private:
+  // Undo steps capture a raw pointer: RunUndo() keeps the transaction
+  // alive while they run, and a shared_ptr here would be a cycle.
+  using Undo = std::function<void(std::function<void()> next)>;
+
+  Status CheckRestage(const VolumeRecord& r) const {
+    if (r.staging_path != req_.staging_target_path) {
+      return Status::AlreadyExists("volume " + req_.volume_id + " is already staged at " + r.staging_path);
+    }
+    if (r.block != req_.capability.block || r.fs_type != req_.capability.fs_type ||
+        r.read_only != req_.capability.read_only) {
+      return Status::AlreadyExists("volume " + req_.volume_id + " is already staged with another capability (" +
+                                   (r.block ? "block" : r.fs_type) + (r.read_only ? ", read-only" : "") + ")");
+    }
+    return Status::Ok();
+  }
+
+  // Each step either calls the next or Fail().
+  void WriteKey() {
+    auto self = shared_from_this();
+    auto path = std::make_shared<Result<std::string>>(Status::Internal("not written"));
+    node_.loop.RunBlocking(
+        [path, dir = node_.options.key_dir, id = req_.volume_id, key = req_.user_key] {
+          *path = WriteKeyFile(dir, id, key);
+        },
+        [self, path] {
+          if (!path->ok()) return self->Fail(path->status());
+          self->keyfile_ = **path;
+          self->undo_.push_back([t = self.get()](std::function<void()> next) {
+            RunBlockingStatus(t->node_.loop, [p = t->keyfile_] { return RemoveKeyFile(p); },
+                              [next](Status) { next(); });
+          });
+          self->Resolve();
+        });
+  }
+
+  void Resolve() {
+    auto self = shared_from_this();
+    ResolveImage(node_.loop, node_.rados, node_.options.resolve, req_, keyfile_, [self](Result<ResolvedImage> r) {
+      if (!r.ok()) return self->Fail(r.status());
+      self->resolved_ = std::move(*r);
+      self->JournalStaging();
+    });
+  }
+
+  VolumeRecord Record(const std::string& state) const {
+    VolumeRecord r;
+    if (const VolumeRecord* old = node_.volumes.Find(req_.volume_id)) r = *old;
+    const ImageSpec& image = resolved_.image;
+    r.volume_id = req_.volume_id;
+    r.cluster_id = resolved_.cluster_id;
+    r.monitors = image.monitors;
+    r.pool = image.pool;
+    r.rados_namespace = image.rados_namespace;
+    r.image = image.image;
+    r.user_id = image.user_id;
+    r.keyfile_path = keyfile_;
+    r.ceph_conf_path = image.ceph_conf;
+    r.nbd_device = device_;
+    r.cookie = req_.volume_id;
+    r.map_options = req_.map_options;
+    r.fs_type = req_.capability.fs_type;
+    r.block = req_.capability.block;
+    r.read_only = req_.capability.read_only;
+    r.staging_path = req_.staging_target_path;
+    r.boot_id = node_.options.boot_id;
+    r.reattach_timeout_s = node_.supervisor.config().reattach_timeout_s;
+    auto snap = node_.supervisor.Snapshot(req_.volume_id);
+    r.rbd_nbd_pid = snap ? snap->pid : 0;
+    r.state = state;
+    return r;
+  }
+
+  void JournalStaging() {
+    auto self = shared_from_this();
+    node_.volumes.Put(Record("staging"), [self](Status s) {
+      if (!s.ok()) return self->Fail(s.WithContext("node journal"));
+      self->undo_.push_back([t = self.get()](std::function<void()> next) {
+        t->node_.volumes.Remove(t->req_.volume_id, [next](Status) { next(); });
+      });
+      self->Stash();
+    });
+  }
+
+  ImageMetaStash StashContent() const {
+    ImageMetaStash st;
+    st.pool = resolved_.image.pool;
+    st.rados_namespace = resolved_.image.rados_namespace;
+    st.image = resolved_.image.image;
+    st.unmap_options = req_.unmap_options_csv;
+    st.device = device_;
+    st.cluster_id = resolved_.cluster_id;
+    st.cookie = req_.volume_id;
+    return st;
+  }
+
+  void Stash() {
+    auto self = shared_from_this();
+    RunBlockingStatus(
+        node_.loop, [path = req_.staging_target_path, st = StashContent()] { return WriteStash(path, st); },
+        [self](Status s) {
+          if (!s.ok()) return self->Fail(s);
+          self->undo_.push_back([t = self.get()](std::function<void()> next) {
+            RunBlockingStatus(t->node_.loop, [p = t->req_.staging_target_path] { return RemoveStash(p); },
+                              [next](Status) { next(); });
+          });
+          self->Map();
+        });
+  }
+
+  void Map() {
+    MapRequest m;
+    m.volume_id = req_.volume_id;
+    m.image = resolved_.image;
+    m.read_only = req_.capability.read_only;
+    m.map_options = req_.map_options;
+    m.cookie = req_.volume_id;
+    auto self = shared_from_this();
+    node_.supervisor.Map(std::move(m), [self](Result<std::string> device) {
+      if (!device.ok()) return self->Fail(device.status());
+      self->device_ = *device;
+      self->undo_.push_back([t = self.get()](std::function<void()> next) {
+        t->node_.supervisor.Unmap(t->req_.volume_id, [next](Status) { next(); });
+      });
+      self->MakeMountPoint();
+    });
+  }
+
+  void MakeMountPoint() {
+    auto self = shared_from_this();
+    RunBlockingStatus(
+        node_.loop, [p = mount_point_, block = req_.capability.block] { return CreateMountPoint(p, block); },
+        [self](Status s) {
+          if (!s.ok()) return self->Fail(s);
+          self->undo_.push_back([t = self.get()](std::function<void()> next) {
+            RunBlockingStatus(t->node_.loop, [p = t->mount_point_] { return RemoveMountPoint(p); },
+                              [next](Status) { next(); });
+          });
+          if (self->req_.capability.block) return self->MountBlock();
+          self->ProbeFs();
+        });
+  }
+
+  void MountBlock() {
+    auto self = shared_from_this();
+    BindMount(node_.loop, device_, mount_point_, req_.capability.read_only, {}, [self](Status s) {
+      if (!s.ok()) return self->Fail(s);
+      self->PushUnmount();
+      self->JournalStaged();
+    });
+  }
+
+  void ProbeFs() {
+    auto self = shared_from_this();
+    ProbeFilesystem(node_.loop, device_, [self](Result<std::string> fs) {
+      if (!fs.ok()) return self->Fail(fs.status());
+      const std::string& want = self->req_.capability.fs_type;
+      if (fs->empty()) {
+        if (self->req_.capability.read_only) {
+          return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id +
+                                                       " has no filesystem and is staged read-only"));
+        }
+        NBDK_LOG_INFO("mkfs", {{"volume", self->req_.volume_id}, {"device", self->device_}, {"fs_type", want}});
+        return MakeFilesystem(self->node_.loop, want, self->device_, [self](Status s) {
+          if (!s.ok()) return self->Fail(s);
+          self->MountFs();
+        });
+      }
+      if (*fs != want) {
+        return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id + " holds a " + *fs +
+                                                     " filesystem, but the capability asks for " + want));
+      }
+      self->MountFs();
+    });
+  }
+
+  void MountFs() {
+    std::vector<std::string> options = req_.capability.mount_options;
+    if (req_.capability.read_only) options.push_back("ro");
+    auto self = shared_from_this();
+    Mount(node_.loop, req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {
+      if (!s.ok()) return self->Fail(s);
+      self->PushUnmount();
+      self->JournalStaged();
+    });
+  }
+
+  void PushUnmount() {
+    undo_.push_back([this](std::function<void()> next) {
+      Unmount(node_.loop, mount_point_, [next](Status) { next(); });
+    });
+  }
+
+  void JournalStaged() {
+    auto self = shared_from_this();
+    node_.volumes.Put(Record("staged"), [self](Status s) {
+      if (!s.ok()) return self->Fail(s.WithContext("node journal"));
+      RunBlockingStatus(
+          self->node_.loop,
+          [path = self->req_.staging_target_path, st = self->StashContent()] { return WriteStash(path, st); },
+          [self](Status) {
+            // The stash already names the image; the device is a convenience.
+            NBDK_LOG_INFO("volume_staged", {{"volume", self->req_.volume_id}, {"device", self->device_},
+                                            {"image", self->resolved_.image.Path()}});
+            self->Finish(Status::Ok());
+          });
+    });
+  }
+
+  void Fail(Status error) {
+    NBDK_LOG_WARN("stage_failed", {{"volume", req_.volume_id}, {"error", error.ToString()}, {"undo", undo_.size()}});
+    error_ = std::move(error);
+    RunUndo();
+  }
+
+  void RunUndo() {
+    if (undo_.empty()) return Finish(error_);
+    Undo step = std::move(undo_.back());
+    undo_.pop_back();
+    auto self = shared_from_this();
+    step([self] { self->RunUndo(); });
+  }
+
+  void Finish(Status status) {
+    undo_.clear();
+    auto done = std::move(done_);
+    done(status);
+  }
+
+  NodeContext& node_;
+  StageRequest req_;
+  VolumeOpLock lock_;
+  std::function<void(Status)> done_;
+  std::string mount_point_;
+  std::string keyfile_;
+  ResolvedImage resolved_;
+  std::string device_;
+  std::vector<Undo> undo_;
+  Status error_;
+};
+
+}  // namespace
+
+void StageVolume(NodeContext& node, StageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  std::make_shared<StageTransaction>(node, std::move(request), std::move(lock), std::move(done))->Start();
+}
+
+}  // namespace nbdk

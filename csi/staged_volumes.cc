@@ -1,0 +1,77 @@
+#include "csi/staged_volumes.h"
+
+#include <chrono>
+
+namespace nbdk {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+VolumeOpLock::~VolumeOpLock() {
+  if (owner_ != nullptr && *alive_) owner_->locked_.erase(volume_id_);
+}
+
+StagedVolumes::StagedVolumes(EventLoop& loop, NodeJournal journal)
+    : loop_(loop), journal_(std::make_shared<NodeJournal>(std::move(journal))) {}
+
+StagedVolumes::~StagedVolumes() { *alive_ = false; }
+
+void StagedVolumes::Load(std::function<void(Result<LoadResult>)> done) {
+  auto result = std::make_shared<Result<LoadResult>>(Status::Internal("journal load did not run"));
+  loop_.RunBlocking([journal = journal_, result] { *result = journal->LoadAll(); },
+                    [this, alive = alive_, result, done = std::move(done)] {
+                      if (!*alive) return;
+                      if (result->ok()) {
+                        for (const VolumeRecord& r : (*result)->records) records_[r.volume_id] = r;
+                      }
+                      done(std::move(*result));
+                    });
+}
+
+Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
+  if (!locked_.insert(volume_id).second) {
+    return Status::Aborted("operation pending for volume " + volume_id);
+  }
+  return VolumeOpLock(this, alive_, volume_id);
+}
+
+const VolumeRecord* StagedVolumes::Find(const std::string& volume_id) const {
+  auto it = records_.find(volume_id);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+std::vector<VolumeRecord> StagedVolumes::All() const {
+  std::vector<VolumeRecord> out;
+  for (const auto& [id, r] : records_) out.push_back(r);
+  return out;
+}
+
+void StagedVolumes::Put(VolumeRecord record, std::function<void(Status)> done) {
+  record.updated_ms = NowMs();
+  if (record.created_ms == 0) record.created_ms = record.updated_ms;
+  auto rec = std::make_shared<VolumeRecord>(std::move(record));
+  auto status = std::make_shared<Status>();
+  loop_.RunBlocking([journal = journal_, rec, status] { *status = journal->Put(*rec); },
+                    [this, alive = alive_, rec, status, done = std::move(done)] {
+                      if (!*alive) return;
+                      if (status->ok()) records_[rec->volume_id] = *rec;
+                      done(*status);
+                    });
+}
+
+void StagedVolumes::Remove(const std::string& volume_id, std::function<void(Status)> done) {
+  auto status = std::make_shared<Status>();
+  loop_.RunBlocking([journal = journal_, volume_id, status] { *status = journal->Remove(volume_id); },
+                    [this, alive = alive_, volume_id, status, done = std::move(done)] {
+                      if (!*alive) return;
+                      if (status->ok()) records_.erase(volume_id);
+                      done(*status);
+                    });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,76 @@
+// StagedVolumes: the volumes staged on this node, as the loop sees them,
+// backed by the durable NodeJournal.
+//
+// The journal is written first and the in-memory table second, so the
+// table never claims more than the disk holds. Journal I/O runs on the
+// thread pool (RunBlocking); everything else is loop thread only.
+//
+// Each volume also has an operation lock: CSI allows one operation per
+// volume at a time, and a second call while one is in flight gets ABORTED
+// ("operation pending for volume ...").
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/event_loop.h"
+#include "daemon/status.h"
+#include "journal/node_journal.h"
+
+namespace nbdk {
+
+class StagedVolumes;
+
+// Holds one volume's operation lock until destroyed.
+class VolumeOpLock {
+ public:
+  VolumeOpLock(StagedVolumes* owner, std::shared_ptr<bool> alive, std::string volume_id)
+      : owner_(owner), alive_(std::move(alive)), volume_id_(std::move(volume_id)) {}
+  VolumeOpLock(VolumeOpLock&& other) noexcept
+      : owner_(other.owner_), alive_(std::move(other.alive_)), volume_id_(std::move(other.volume_id_)) {
+    other.owner_ = nullptr;
+  }
+  VolumeOpLock& operator=(VolumeOpLock&&) = delete;
+  ~VolumeOpLock();
+
+ private:
+  StagedVolumes* owner_;
+  std::shared_ptr<bool> alive_;  // the owner may be gone first at shutdown
+  std::string volume_id_;
+};
+
+class StagedVolumes {
+ public:
+  StagedVolumes(EventLoop& loop, NodeJournal journal);
+  ~StagedVolumes();
+
+  // Reads every record into the table (at start). Quarantined files are
+  // reported in the result; `done` runs on the loop.
+  void Load(std::function<void(Result<LoadResult>)> done);
+
+  // Aborted "operation pending for volume <id>" when another call holds it.
+  Result<VolumeOpLock> Lock(const std::string& volume_id);
+
+  const VolumeRecord* Find(const std::string& volume_id) const;
+  std::vector<VolumeRecord> All() const;
+
+  // Journals `record` (updated_ms set now), then replaces it in the table.
+  void Put(VolumeRecord record, std::function<void(Status)> done);
+  // Removes the journal record, then the table entry. Absent is OK.
+  void Remove(const std::string& volume_id, std::function<void(Status)> done);
+
+ private:
+  friend class VolumeOpLock;
+
+  EventLoop& loop_;
+  std::shared_ptr<NodeJournal> journal_;  // shared with in-flight pool work
+  std::map<std::string, VolumeRecord> records_;
+  std::set<std::string> locked_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace nbdk

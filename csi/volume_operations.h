@@ -1,0 +1,41 @@
+// The CSI Node operations other than stage (stage_transaction.h).
+// Each takes the parsed request, holds the volume's op lock until `done`,
+// and runs on the loop thread.
+//
+//  - UnstageVolume: unmount <staging>/<id>, unmap through the Supervisor,
+//    remove key file, stash and journal record (last). A volume that is not
+//    staged is OK. A volume whose journal still lists published targets is
+//    FAILED_PRECONDITION naming them: unmapping under a live bind mount
+//    would turn it into IO errors.
+//  - PublishVolume: bind-mount the staged filesystem (or the device, for
+//    block) onto the target, read-only when asked; idempotent; the target
+//    is journaled so a restarted daemon knows it.
+//  - UnpublishVolume: unmount and remove the target; idempotent.
+//  - VolumeStats: statvfs bytes and inodes, or the device size for block,
+//    plus the volume condition from the Supervisor.
+//  - ExpandVolume: resize2fs / xfs_growfs; block just reports the size.
+#pragma once
+
+#include <functional>
+
+#include "csi/node_context.h"
+#include "csi/node_request.h"
+#include "csi/proto/csi.pb.h"
+
+namespace nbdk {
+
+void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done);
+void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done);
+void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
+                     std::function<void(Status)> done);
+void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGetVolumeStatsResponse* response,
+                 std::function<void(Status)> done);
+void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
+                  csi::v1::NodeExpandVolumeResponse* response, std::function<void(Status)> done);
+
+// The CSI VolumeCondition for a volume, from its mapping's state: abnormal
+// while its rbd-nbd is dead, re-attaching or expired, with a message a
+// person can act on.
+void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, csi::v1::VolumeCondition* out);
+
+}  // namespace nbdk

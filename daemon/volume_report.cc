@@ -1,0 +1,134 @@
+#include "daemon/volume_report.h"
+
+#include <map>
+#include <string>
+
+namespace nbdk {
+namespace {
+
+void String(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void WriteMapping(const MappingSnapshot& s, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  String(w, "state", std::string(MappingStateName(s.state)));
+  String(w, "reason", s.reason);
+  w.Key("seconds_in_state");
+  w.Double(static_cast<double>(s.ms_in_state) / 1000.0);
+  String(w, "device", s.device);
+  w.Key("pid");
+  w.Int(s.pid);
+  w.Key("adopted");
+  w.Bool(s.adopted);
+  String(w, "cookie", s.cookie);
+  w.Key("restarts");
+  w.Uint(s.restarts);
+  w.Key("attach_attempts");
+  w.Uint(s.attach_attempts);
+  w.Key("last_exit_status");
+  if (s.last_exit_status) {
+    w.Int64(*s.last_exit_status);
+  } else {
+    w.Null();
+  }
+  w.Key("last_term_signal");
+  w.Int(s.last_term_signal);
+  if (s.reattach_ms_left) {
+    w.Key("reattach_seconds_left");
+    w.Double(static_cast<double>(*s.reattach_ms_left) / 1000.0);
+  }
+  String(w, "log", s.log_path);
+  w.Key("output_tail");
+  w.StartArray();
+  for (const std::string& line : s.output_tail) w.String(line.c_str());
+  w.EndArray();
+}
+
+}  // namespace
+
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor,
+                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  std::map<std::string, MappingSnapshot> mappings;
+  for (MappingSnapshot& s : supervisor.Snapshots()) mappings[s.volume_id] = std::move(s);
+  w.StartArray();
+  for (const VolumeRecord& r : volumes.All()) {
+    w.StartObject();
+    String(w, "volume_id", r.volume_id);
+    String(w, "image", r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image);
+    String(w, "journal_state", r.state);
+    String(w, "access", r.block ? "block" : r.fs_type);
+    String(w, "staging_path", r.staging_path);
+    w.Key("targets");
+    w.StartArray();
+    for (const PublishedTarget& t : r.published_targets) w.String(t.path.c_str());
+    w.EndArray();
+    auto it = mappings.find(r.volume_id);
+    if (it != mappings.end()) {
+      WriteMapping(it->second, w);
+      mappings.erase(it);
+    } else {
+      String(w, "state", "Unmapped");
+      String(w, "device", r.nbd_device);
+    }
+    w.EndObject();
+  }
+  // Mappings without a staged record (a stage in flight).
+  for (const auto& [id, s] : mappings) {
+    w.StartObject();
+    String(w, "volume_id", id);
+    String(w, "image", s.image);
+    String(w, "journal_state", "");
+    WriteMapping(s, w);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes) {
+  const Supervisor* sup = &supervisor;
+  const StagedVolumes* vols = &volumes;
+  metrics.AddCollector([sup, vols](MetricsWriter& w) {
+    const SupervisorCounters& c = sup->counters();
+    struct Counter {
+      const char* name;
+      const char* help;
+      uint64_t value;
+    };
+    const Counter counters[] = {
+        {"nbdkeeper_maps_total", "rbd-nbd maps started.", c.maps_started},
+        {"nbdkeeper_map_failures_total", "rbd-nbd maps that failed.", c.maps_failed},
+        {"nbdkeeper_adoptions_total", "Running rbd-nbd processes adopted after a restart.", c.adoptions},
+        {"nbdkeeper_rbd_nbd_deaths_total", "Unplanned exits of a serving rbd-nbd.", c.deaths},
+        {"nbdkeeper_reattach_attempts_total", "rbd-nbd attach attempts.", c.reattach_attempts},
+        {"nbdkeeper_reattaches_total", "Successful re-attaches (restarts) on the same device.",
+         c.reattach_successes},
+        {"nbdkeeper_reattach_failures_total", "Failed attach attempts.", c.reattach_failures},
+        {"nbdkeeper_lock_break_failures_total", "Dead-owner lock breaks that failed.", c.lock_break_failures},
+        {"nbdkeeper_expirations_total", "Mappings that passed the reattach deadline.", c.expirations},
+        {"nbdkeeper_link_dead_events_total", "nbd LINK_DEAD netlink events for supervised devices.",
+         c.link_dead_events},
+        {"nbdkeeper_unmaps_total", "Planned unmaps.", c.unmaps},
+    };
+    for (const Counter& k : counters) {
+      w.Family(k.name, k.help, "counter");
+      w.Sample(k.name, {}, static_cast<double>(k.value));
+    }
+    w.Family("nbdkeeper_mapping_transitions_total", "Mapping state transitions.", "counter");
+    for (const TransitionCount& t : sup->transitions().NonZero()) {
+      w.Sample("nbdkeeper_mapping_transitions_total",
+               {{"from", std::string(MappingStateName(t.from))}, {"to", std::string(MappingStateName(t.to))}},
+               static_cast<double>(t.count));
+    }
+    w.Family("nbdkeeper_mappings", "Mappings by current state.", "gauge");
+    auto by_state = sup->CountByState();
+    for (int i = 0; i < kMappingStateCount; ++i) {
+      w.Sample("nbdkeeper_mappings", {{"state", std::string(MappingStateName(static_cast<MappingState>(i)))}},
+               static_cast<double>(by_state[i]));
+    }
+    w.Family("nbdkeeper_staged_volumes", "Volumes in the node journal.", "gauge");
+    w.Sample("nbdkeeper_staged_volumes", {}, static_cast<double>(vols->All().size()));
+  });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,22 @@
+// The per-volume parts of /status and /metrics: every staged volume (node
+// journal) joined with its mapping (Supervisor). Loop thread only.
+#pragma once
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "csi/staged_volumes.h"
+#include "daemon/metrics.h"
+#include "supervisor/supervisor.h"
+
+namespace nbdk {
+
+// Writes the "volumes" JSON array: volume id, image, state, device, pid,
+// cookie, restarts, last exit, time in state, targets and output tail.
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor,
+                      rapidjson::Writer<rapidjson::StringBuffer>& w);
+
+// Registers the supervisor's counters, transitions and state gauges.
+void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes);
+
+}  // namespace nbdk
