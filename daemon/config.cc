@@ -127,6 +127,14 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetRange(&c->io_timeout_ms, v, 1000, 600000); }},
       {"reattach_timeout", true, "rbd-nbd --reattach-timeout (s)",
        [](Config* c, std::string_view v) { return SetRange(&c->reattach_timeout_s, v, 10, 3600); }},
+      {"break_dead_locks", false, "true (default) or false: break a dead rbd-nbd's image lock before re-attaching",
+       [](Config* c, std::string_view v) {
+         if (v != "true" && v != "false") {
+           return Status::InvalidArgument("'" + std::string(v) + "' is not one of true, false");
+         }
+         c->break_dead_locks = v == "true";
+         return Status::Ok();
+       }},
       {"on_stop", false, "leave (children keep serving) or detach",
        [](Config* c, std::string_view v) {
          if (v == "leave") {

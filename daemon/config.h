@@ -44,6 +44,9 @@ struct Config {
   uint32_t io_timeout_ms = 5000;
   uint32_t reattach_timeout_s = 300;
   StopPolicy stop_policy = StopPolicy::kLeaveRunning;
+  // Break a dead rbd-nbd's exclusive lock before re-attaching (see
+  // supervisor/rbd_lock_breaker.h for when a lock counts as ours).
+  bool break_dead_locks = true;
 };
 
 // What the command line asked for besides a Config.

@@ -30,6 +30,13 @@ namespace {
 
 constexpr int kRpcGraceMs = 10000;
 
+// break_dead_locks=false: re-attach without touching the lock (the dead
+// client's lock then times out on its own, ~30 s).
+class KeepLocks final : public LockBreaker {
+ public:
+  void BreakDeadOwnerLock(const ImageSpec&, std::function<void(Status)> done) override { done(Status::Ok()); }
+};
+
 SupervisorConfig SupervisorConfigFrom(const Config& c) {
   SupervisorConfig s;
   s.rbd_nbd_path = c.rbd_nbd_path;
@@ -45,8 +52,9 @@ class Daemon {
       : config_(config),
         env_{loop_, metrics_},
         rados_(loop_),
-        lock_breaker_(loop_, rados_),
-        supervisor_(loop_, SupervisorConfigFrom(config), lock_breaker_),
+        rbd_lock_breaker_(loop_, rados_),
+        supervisor_(loop_, SupervisorConfigFrom(config),
+                    config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),
         notifier_(std::make_unique<SystemdNotifier>(loop_)),
         identity_(env_, config.driver_name, [this] { return ready_; }) {
@@ -199,7 +207,8 @@ class Daemon {
   Metrics metrics_;
   RpcEnv env_;
   RadosClients rados_;
-  RbdLockBreaker lock_breaker_;
+  RbdLockBreaker rbd_lock_breaker_;
+  KeepLocks keep_locks_;
   Supervisor supervisor_;
   std::unique_ptr<NbdNetlink> netlink_;
   std::unique_ptr<StagedVolumes> volumes_;

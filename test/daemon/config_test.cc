@@ -44,6 +44,8 @@ TEST(ConfigTest, FlagsInBothForms) {
   EXPECT_EQ(r->config.health.port, 9999);
   EXPECT_EQ(r->config.log_level, LogLevel::kDebug);
   EXPECT_EQ(r->config.stop_policy, StopPolicy::kDetach);
+  EXPECT_FALSE(Parse({"--break-dead-locks=false"})->config.break_dead_locks);
+  EXPECT_TRUE(Parse({})->config.break_dead_locks);
 }
 
 TEST(ConfigTest, HelpAndVersion) {
@@ -73,6 +75,8 @@ TEST(ConfigTest, EachBadFlagNamesItself) {
   ExpectError(Parse({"--reattach-timeout", "99999"}).status(), {"--reattach-timeout", "larger than 3600"});
   ExpectError(Parse({"--on-stop", "kill"}).status(), {"--on-stop", "leave, detach"});
   ExpectError(Parse({"--node-id", ""}).status(), {"--node-id", "empty"});
+  ExpectError(Parse({"--break-dead-locks", "maybe"}).status(), {"--break-dead-locks", "true, false"});
+  ExpectError(Parse({"--key-dir", "keys"}).status(), {"--key-dir", "absolute"});
 }
 
 class ConfigFileTest : public ::testing::Test {

@@ -1,0 +1,267 @@
+// Benchmark (not a test; run in the test VM): how long a kill -9 of rbd-nbd
+// interrupts IO, side by side in one run:
+//   bare      - `rbd-nbd attach` by hand right after the kill (no lock
+//               break): the attach time is the floor for any healer;
+//   keeper    - nbdkeeperd as shipped (lock break, 5 s queue timeout);
+//   baseline  - nbdkeeperd with --break-dead-locks=false and the kernel's
+//               30 s queue timeout: what a plain re-attach gives.
+// For each: kill -> device re-attached, and the longest single write seen
+// by an O_DIRECT|O_DSYNC writer on the volume (the IO stall). Asserts
+// nothing about time; exits non-zero only on IO errors or broken setup.
+//
+//   vm-exec -- build/test/reattach_bench [cycles] [baseline_cycles]
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "csi/proto/csi.grpc.pb.h"
+#include "test/common/daemon_process.h"
+#include "test/common/http_client.h"
+#include "test/common/vm_command.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nbdk::vmtest::RunCommand;
+using nbdk::vmtest::SpawnedChild;
+
+std::string Env(const char* n) { return std::getenv(n) ? std::getenv(n) : ""; }
+double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+[[noreturn]] void Die(const std::string& why) {
+  std::fprintf(stderr, "reattach_bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+struct Ceph {
+  std::string conf = Env("CEPH_CONF"), pool = Env("NBDK_CEPH_POOL"), user = Env("NBDK_CEPH_ID"),
+              keyfile = Env("NBDK_CEPH_KEY_FILE"), monitors = Env("NBDK_CEPH_MONITORS");
+  std::vector<std::string> Rbd(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {"rbd", "-c", conf, "--id", user, "--keyfile", keyfile};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+};
+
+void CreateImage(const Ceph& c, const std::string& name) {
+  auto r = RunCommand(c.Rbd({"create", "--size", "64", c.pool + "/" + name}));
+  if (!r.ok() || r->exit.code != 0) Die("rbd create " + name + " failed");
+}
+
+// O_DIRECT|O_DSYNC 4 KiB writes in a loop; records the longest one.
+class Writer {
+ public:
+  explicit Writer(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_DSYNC, 0644);
+    if (fd_ < 0) Die("open " + path_);
+    if (::posix_memalign(&buf_, 4096, 4096) != 0) Die("posix_memalign");
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Writer() { Stop(); }
+  void Stop() {
+    if (!thread_.joinable()) return;
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+    ::free(buf_);
+  }
+  void ResetStall() { longest_us_ = 0; }
+  double longest_s() const { return longest_us_ / 1e6; }
+  uint64_t errors() const { return errors_; }
+  uint64_t writes() const { return writes_; }
+
+ private:
+  void Loop() {
+    for (uint64_t i = 0; !stop_; ++i) {
+      std::memset(buf_, static_cast<int>('a' + i % 26), 4096);
+      auto t0 = Clock::now();
+      ssize_t n = ::pwrite(fd_, buf_, 4096, static_cast<off_t>((i % 256) * 4096));
+      uint64_t us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+      longest_us_ = std::max<uint64_t>(longest_us_, us);
+      if (n != 4096) {
+        ++errors_;
+        std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
+      }
+      ++writes_;
+    }
+  }
+  std::string path_;
+  int fd_ = -1;
+  void* buf_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> longest_us_{0}, errors_{0}, writes_{0};
+};
+
+// kill -9 + `rbd-nbd attach` by hand: the bare attach time per cycle.
+std::vector<double> BareAttach(const Ceph& c, int cycles) {
+  CreateImage(c, "bench-bare");
+  std::vector<std::string> common = {"--try-netlink", "--reattach-timeout", "60", "--cookie", "bench-bare-cookie",
+                                     "-c", c.conf, "--id", c.user, "--keyfile", c.keyfile};
+  std::vector<std::string> map = {"rbd-nbd", "map", "-f"};
+  map.insert(map.end(), common.begin(), common.end());
+  map.push_back(c.pool + "/bench-bare");
+  auto child = SpawnedChild::Spawn(map);
+  if (!child.ok()) Die(child.status().ToString());
+  auto device = child->ReadLine(std::chrono::seconds(60));
+  if (!device.ok()) Die("bare map: " + device.status().ToString());
+  std::string dev = device->substr(0, device->find(' '));
+  std::vector<double> times;
+  std::vector<SpawnedChild> servers;
+  servers.push_back(std::move(*child));
+  for (int i = 0; i < cycles; ++i) {
+    ::kill(servers.back().pid(), SIGKILL);
+    (void)servers.back().Wait(std::chrono::seconds(10));
+    auto t0 = Clock::now();
+    std::vector<std::string> attach = {"rbd-nbd", "attach", "-f", "--device", dev};
+    attach.insert(attach.end(), common.begin(), common.end());
+    attach.push_back(c.pool + "/bench-bare");
+    auto next = SpawnedChild::Spawn(attach);
+    if (!next.ok()) Die(next.status().ToString());
+    auto line = next->ReadLine(std::chrono::seconds(120));
+    if (!line.ok()) Die("bare attach: " + line.status().ToString());
+    times.push_back(Secs(Clock::now() - t0));
+    servers.push_back(std::move(*next));
+  }
+  (void)RunCommand({"rbd-nbd", "unmap", dev});
+  return times;
+}
+
+struct KeeperRun {
+  std::vector<double> reattach_s;
+  double longest_stall_s = 0;
+  uint64_t errors = 0, writes = 0;
+};
+
+std::string StatusField(int port, const std::string& field) {
+  auto reply = nbdk::test::HttpGet(port, "/status");
+  rapidjson::Document doc;
+  doc.Parse(reply.body.c_str());
+  if (doc.HasParseError() || !doc["volumes"].IsArray() || doc["volumes"].Empty()) return "";
+  const auto& v = doc["volumes"][0];
+  if (!v.HasMember(field.c_str())) return "";
+  if (v[field.c_str()].IsString()) return v[field.c_str()].GetString();
+  if (v[field.c_str()].IsNumber()) return std::to_string(v[field.c_str()].GetInt64());
+  return "";
+}
+
+KeeperRun Keeper(const Ceph& c, const std::string& image, int cycles, std::vector<std::string> flags) {
+  std::string root = "/run/nbdk-bench-" + image;
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root + "/staging");
+  std::ofstream(root + "/config.json") << R"([{"clusterID": "bench", "monitors": [")" << c.monitors << R"("]}])";
+  nbdk::test::DaemonProcess daemon(NBDKEEPERD_PATH, root);
+  flags.insert(flags.end(), {"--ceph-csi-config=" + root + "/config.json", "--ceph-conf=" + c.conf,
+                             "--key-dir=" + root + "/keys", "--reattach-timeout=120"});
+  if (!daemon.Start(flags)) Die("daemon did not start:\n" + daemon.Log());
+  auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
+  CreateImage(c, image);
+  csi::v1::NodeStageVolumeRequest req;
+  req.set_volume_id(image);
+  req.set_staging_target_path(root + "/staging");
+  req.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
+  req.mutable_volume_capability()->mutable_access_mode()->set_mode(
+      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  std::ifstream key_in(c.keyfile);
+  std::string key;
+  key_in >> key;
+  (*req.mutable_secrets())["userID"] = c.user;
+  (*req.mutable_secrets())["userKey"] = key;
+  (*req.mutable_volume_context())["staticVolume"] = "true";
+  (*req.mutable_volume_context())["clusterID"] = "bench";
+  (*req.mutable_volume_context())["pool"] = c.pool;
+  grpc::ClientContext ctx;
+  csi::v1::NodeStageVolumeResponse resp;
+  grpc::Status st = node->NodeStageVolume(&ctx, req, &resp);
+  if (!st.ok()) Die("stage: " + st.error_message() + "\n" + daemon.Log());
+
+  KeeperRun run;
+  {
+    Writer writer(root + "/staging/" + image + "/data");
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    writer.ResetStall();
+    for (int i = 1; i <= cycles; ++i) {
+      int pid = std::atoi(StatusField(daemon.health_port(), "pid").c_str());
+      if (pid <= 0) Die("no pid in /status");
+      auto t0 = Clock::now();
+      ::kill(pid, SIGKILL);
+      while (!(StatusField(daemon.health_port(), "restarts") == std::to_string(i) &&
+               StatusField(daemon.health_port(), "state") == "Connected")) {
+        if (Clock::now() - t0 > std::chrono::seconds(180)) Die("no re-attach in 180 s:\n" + daemon.Log());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      run.reattach_s.push_back(Secs(Clock::now() - t0));
+      // Let the writer show its stall before the next kill.
+      auto writes = writer.writes();
+      while (writer.writes() < writes + 50 && Clock::now() - t0 < std::chrono::seconds(120)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      std::printf("  %-8s cycle %d: re-attached after %.2f s, longest write so far %.2f s\n", image.c_str(), i,
+                  run.reattach_s.back(), writer.longest_s());
+      std::fflush(stdout);
+    }
+    writer.Stop();
+    run.longest_stall_s = writer.longest_s();
+    run.errors = writer.errors();
+    run.writes = writer.writes();
+  }
+  csi::v1::NodeUnstageVolumeRequest un;
+  un.set_volume_id(image);
+  un.set_staging_target_path(root + "/staging");
+  grpc::ClientContext uctx;
+  csi::v1::NodeUnstageVolumeResponse uresp;
+  st = node->NodeUnstageVolume(&uctx, un, &uresp);
+  if (!st.ok()) Die("unstage: " + st.error_message());
+  daemon.Stop(SIGTERM);
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int cycles = argc > 1 ? std::atoi(argv[1]) : 10;
+  int baseline_cycles = argc > 2 ? std::atoi(argv[2]) : 2;
+  Ceph c;
+  if (c.conf.empty() || c.monitors.empty()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
+  std::printf("reattach_bench: %d kill -9 cycles (baseline: %d), ext4, O_DIRECT|O_DSYNC 4 KiB writer\n", cycles,
+              baseline_cycles);
+  std::vector<double> bare = BareAttach(c, cycles);
+  std::printf("  bare     rbd-nbd attach: median %.2f s, max %.2f s\n", Median(bare), Max(bare));
+  KeeperRun keeper = Keeper(c, "bench-keeper", cycles, {});
+  KeeperRun baseline = Keeper(c, "bench-base", baseline_cycles, {"--break-dead-locks=false", "--io-timeout-ms=30000"});
+
+  double b = Median(bare);
+  std::printf("\n%-44s %10s %10s %12s %14s %8s\n", "", "kill->att", "max", "/bare attach", "longest stall",
+              "errors");
+  std::printf("%-44s %9.2fs %9.2fs %12s %14s %8s\n", "bare rbd-nbd attach (no lock break)", b, Max(bare), "1.00x",
+              "-", "-");
+  auto row = [&](const char* name, const KeeperRun& r) {
+    std::printf("%-44s %9.2fs %9.2fs %11.2fx %8.2fs %4.2fx %8llu\n", name, Median(r.reattach_s), Max(r.reattach_s),
+                Median(r.reattach_s) / b, r.longest_stall_s, r.longest_stall_s / b,
+                static_cast<unsigned long long>(r.errors));
+  };
+  row("nbdkeeper (lock break, 5 s queue timeout)", keeper);
+  row("nbdkeeper, no lock break, 30 s queue timeout", baseline);
+  std::printf("writes: %llu + %llu, IO errors: %llu\n", static_cast<unsigned long long>(keeper.writes),
+              static_cast<unsigned long long>(baseline.writes),
+              static_cast<unsigned long long>(keeper.errors + baseline.errors));
+  return keeper.errors + baseline.errors == 0 ? 0 : 1;
+}
