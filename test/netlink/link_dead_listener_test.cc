@@ -4,10 +4,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "daemon/uv_handle.h"
 #include "test/netlink/genl_test_messages.h"
+#include "test/netlink/run_loop.h"
 
 namespace nbdk {
 namespace {
@@ -63,6 +66,36 @@ TEST(LinkDeadListenerTest, DeliversEachLinkDeadAndSkipsEverythingElse) {
   }
   EXPECT_EQ(seen, (std::vector<int>{4, 5, 6}));
   EXPECT_TRUE(loop.Shutdown().ok());  // the poll watch and timer were closed
+}
+
+// The VM test's pattern: blocking work (rbd-nbd map, STATUS) for longer than
+// the wait limit while the loop is idle, then a LINK_DEAD that arrives a
+// little after the loop starts. RunLoop must still wait its full limit.
+TEST(LinkDeadListenerTest, RunLoopWaitsForALateEventAfterTheLoopSatIdle) {
+  using std::chrono::milliseconds;
+  EventLoop loop;
+  SocketPair pair;
+  std::vector<int> seen;
+  {
+    LinkDeadListener listener(loop, pair.reader(), kNbdFamily, [&](int index) {
+      seen.push_back(index);
+      loop.Stop();
+    });
+    ASSERT_TRUE(listener.Start().ok());
+    std::this_thread::sleep_for(milliseconds(1000));  // the loop's clock goes stale
+    std::thread kernel([&] {
+      std::this_thread::sleep_for(milliseconds(100));
+      pair.Send(testing::LinkDead(7));
+    });
+    const auto start = std::chrono::steady_clock::now();
+    testing::RunLoop(loop, milliseconds(800));
+    const auto waited = std::chrono::steady_clock::now() - start;
+    kernel.join();
+    EXPECT_EQ(seen, (std::vector<int>{7}))
+        << "RunLoop returned after "
+        << std::chrono::duration_cast<milliseconds>(waited).count() << " ms";
+  }
+  EXPECT_TRUE(loop.Shutdown().ok());
 }
 
 TEST(LinkDeadListenerTest, CallbackMayDestroyTheListener) {

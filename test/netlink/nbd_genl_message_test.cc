@@ -206,6 +206,28 @@ TEST(ParseLinkDeadTest, ReturnsTheIndex) {
   EXPECT_EQ(*index, 11);
 }
 
+// Byte for byte what the kernel's nbd_mcast_index() multicasts for
+// /dev/nbd3 (genlmsg_put with port 0, seq 0, flags 0, the family's version 1;
+// then nla_put_u32(NBD_ATTR_INDEX)), in host (little-endian) byte order;
+// written out by hand so it does not share a builder with the parser or libnl.
+TEST(ParseLinkDeadTest, ParsesTheKernelsExactMulticast) {
+  static_assert(kNbdFamily == 0x1a);
+  const std::vector<uint8_t> kernel = {
+      28, 0, 0, 0,   // nlmsg_len: 16 + 4 + 8
+      0x1a, 0,       // nlmsg_type: the nbd family id
+      0, 0,          // nlmsg_flags: none on a multicast
+      0, 0, 0, 0,    // nlmsg_seq
+      0, 0, 0, 0,    // nlmsg_pid: the kernel
+      4, 1, 0, 0,    // genlmsghdr: cmd NBD_CMD_LINK_DEAD, version 1, reserved
+      8, 0, 1, 0,    // nlattr: nla_len 8, nla_type NBD_ATTR_INDEX
+      3, 0, 0, 0,    // u32 index
+  };
+  auto index = ParseLinkDead(kernel, kNbdFamily);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, 3);
+  EXPECT_EQ(testing::LinkDead(3), kernel) << "the test builder drifted from the kernel's layout";
+}
+
 TEST(ParseLinkDeadTest, MissingIndexIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
   auto index = ParseLinkDead(testing::Bytes(msg.get()), kNbdFamily);
