@@ -74,7 +74,15 @@ if [[ -z $kver ]] && [[ $(id -u) -eq 0 ]]; then
   kver=$(wanted_version)
 fi
 if [[ -n $kver && ! -e $NBDK_VM_CACHE/kernel-$kver/.complete ]]; then
-  if ! fetch_kernel "$kver"; then
+  # Stale package lists name a kernel the mirror no longer serves: refresh
+  # them once and ask again before falling back to the cache.
+  if ! fetch_kernel "$kver" && [[ $(id -u) -eq 0 ]]; then
+    vm_log "download failed; running apt-get update and retrying"
+    apt-get update -qq >&2 || true
+    kver=$(wanted_version)
+    [[ -n $kver && -e $NBDK_VM_CACHE/kernel-$kver/.complete ]] || fetch_kernel "$kver" || kver_failed=1
+  fi
+  if [[ -n ${kver_failed:-} ]] || [[ ! -e $NBDK_VM_CACHE/kernel-$kver/.complete ]]; then
     fallback=$(newest_cached_version)
     [[ -n $fallback ]] || vm_die "cannot download linux-image-$kver and nothing is cached"
     vm_log "WARNING: cannot download linux-image-$kver; using cached $fallback"
