@@ -11,6 +11,10 @@ Timer::Timer(EventLoop& loop) {
 
 void Timer::Start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> cb) {
   h_.state().cb = std::move(cb);
+  // libuv counts from the loop's cached clock, which stands still while the
+  // loop is not running or a callback blocks: refresh it so the timeout
+  // runs from now.
+  uv_update_time(h_.handle()->loop);
   uv_timer_start(
       h_.handle(),
       [](uv_timer_t* t) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -64,6 +65,17 @@ TEST(EventLoopTest, TimerCanDestroyItselfFromItsCallback) {
   loop.Run();
   EXPECT_EQ(fired, 1);
   EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(EventLoopTest, TimerCountsFromStartEvenAfterTheLoopSatIdle) {
+  EventLoop loop;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the cached clock goes stale
+  Timer timer(loop);
+  auto started = std::chrono::steady_clock::now();
+  timer.Start(200, 0, [&] { loop.Stop(); });
+  loop.Run();
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(190));
+  timer.Stop();
 }
 
 TEST(EventLoopTest, ShutdownReportsLeakedHandle) {
