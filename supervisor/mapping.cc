@@ -223,6 +223,17 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   return Status::Ok();
 }
 
+void Mapping::StartReattach(const std::string& device, std::string reason) {
+  device_ = device;
+  OnDeath(std::move(reason));
+}
+
+void Mapping::StartExpired(const std::string& device, std::string reason) {
+  device_ = device;
+  ++env_.stats.counters.expirations;
+  Transition(MappingState::kExpired, std::move(reason));
+}
+
 bool Mapping::ServerRunning() const {
   return (child_ && !child_->exited()) || (adopted_ && !adopted_->exited());
 }

@@ -69,6 +69,13 @@ class Mapping {
   // already gone the mapping goes Dead and re-attaches. Errors other than
   // "no such process" leave the mapping Failed.
   Status StartAdopted(const std::string& device, int pid);
+  // After a daemon restart: the server of `device` is gone but the kernel
+  // still holds the device with our cookie. Goes Dead and re-attaches, with
+  // a full reattach window from now (the death time is unknown).
+  void StartReattach(const std::string& device, std::string reason);
+  // After a daemon restart: the kernel gave up on `device`. Enters Expired
+  // with no process, so Unmap can still clean the device up.
+  void StartExpired(const std::string& device, std::string reason);
 
   // Planned unmap: `rbd-nbd unmap <device>`, then waits for the server to
   // exit; Unmapped. "Not mapped" with no server left is success. From

@@ -90,11 +90,10 @@ void Supervisor::Detach(const std::string& volume_id, std::function<void(Status)
   m->Detach(std::move(done));
 }
 
-Status Supervisor::Adopt(AdoptRequest request) {
+Result<Mapping*> Supervisor::AddRestored(AdoptRequest& request) {
   NBDK_RETURN_IF_ERROR(ValidateMapRequest(request.map));
   auto index = NbdDeviceIndex(request.device);
   if (!index.ok()) return index.status();
-  if (request.pid <= 0) return Status::InvalidArgument("pid " + std::to_string(request.pid) + ": not a process id");
   if (Find(request.map.volume_id)) {
     return Status::AlreadyExists("volume " + request.map.volume_id + " is already supervised");
   }
@@ -104,8 +103,28 @@ Status Supervisor::Adopt(AdoptRequest request) {
     }
   }
   std::string id = request.map.volume_id;
-  Mapping* m = mappings_.emplace(id, NewMapping(std::move(request.map))).first->second.get();
-  return m->StartAdopted(request.device, request.pid);
+  return mappings_.emplace(id, NewMapping(std::move(request.map))).first->second.get();
+}
+
+Status Supervisor::Adopt(AdoptRequest request) {
+  if (request.pid <= 0) return Status::InvalidArgument("pid " + std::to_string(request.pid) + ": not a process id");
+  auto m = AddRestored(request);
+  if (!m.ok()) return m.status();
+  return (*m)->StartAdopted(request.device, request.pid);
+}
+
+Status Supervisor::Reattach(AdoptRequest request, std::string reason) {
+  auto m = AddRestored(request);
+  if (!m.ok()) return m.status();
+  (*m)->StartReattach(request.device, std::move(reason));
+  return Status::Ok();
+}
+
+Status Supervisor::AdoptExpired(AdoptRequest request, std::string reason) {
+  auto m = AddRestored(request);
+  if (!m.ok()) return m.status();
+  (*m)->StartExpired(request.device, std::move(reason));
+  return Status::Ok();
 }
 
 void Supervisor::OnLinkDead(int index) {

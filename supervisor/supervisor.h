@@ -67,6 +67,16 @@ class Supervisor {
   // or the device is already supervised.
   Status Adopt(AdoptRequest request);
 
+  // The two other outcomes of healing after a restart (csi/volume_healer.h);
+  // same validation and AlreadyExists errors as Adopt, request.pid ignored.
+  // Reattach: the server is gone, the kernel still holds the device with
+  // our cookie: re-attach it at once (a dead pid is never watched: it may
+  // have been recycled). AdoptExpired: the kernel gave up on the device;
+  // the mapping is Expired from the start (reported by /status and
+  // NodeGetVolumeStats), and Unmap still cleans the device up.
+  Status Reattach(AdoptRequest request, std::string reason);
+  Status AdoptExpired(AdoptRequest request, std::string reason);
+
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.
   void OnLinkDead(int index);
@@ -87,6 +97,8 @@ class Supervisor {
 
  private:
   std::unique_ptr<Mapping> NewMapping(MapRequest request);
+  // Validates a restored mapping and adds it to the table (not started).
+  Result<Mapping*> AddRestored(AdoptRequest& request);
   void Retire(const std::string& volume_id);
   Mapping* Find(const std::string& volume_id) const;
 

@@ -247,5 +247,35 @@ TEST_F(SupervisorTest, AdoptingAVanishedPidReattachesAtOnce) {
   UnmapAllAndShutdown();
 }
 
+TEST_F(SupervisorTest, ReattachAfterRestartAttachesTheJournaledDeviceWithoutWatchingAPid) {
+  AdoptRequest a;
+  a.map = Request("vol-r", "imgr");
+  a.device = "/dev/nbd6";
+  a.pid = 1;  // ignored: a dead server's pid may belong to anyone now
+  ASSERT_TRUE(sup().Reattach(a, "healing: no rbd-nbd serves /dev/nbd6").ok());
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol-r", 1); }));
+  EXPECT_FALSE(Snap("vol-r").adopted);
+  EXPECT_EQ(CountArgv("attach -f --device /dev/nbd6 "), 1);
+  EXPECT_EQ(sup().Reattach(a, "again").code(), Code::kAlreadyExists);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, AdoptExpiredReportsExpiredAndStillUnmaps) {
+  AdoptRequest a;
+  a.map = Request("vol-x", "imgx");
+  a.device = "/dev/nbd7";
+  ASSERT_TRUE(sup().AdoptExpired(a, "/dev/nbd7 fails IO at once").ok());
+  auto s = Snap("vol-x");
+  EXPECT_EQ(s.state, MappingState::kExpired);
+  EXPECT_EQ(s.reason, "/dev/nbd7 fails IO at once");
+  EXPECT_EQ(s.pid, 0);
+  EXPECT_EQ(sup().counters().expirations, 1u);
+  EXPECT_TRUE(UnmapAndWait("vol-x").ok());
+  EXPECT_EQ(CountArgv("unmap /dev/nbd7"), 1);
+  a.device = "nbd7";
+  EXPECT_EQ(sup().AdoptExpired(a, "bad device").code(), Code::kInvalidArgument);
+  UnmapAllAndShutdown();
+}
+
 }  // namespace
 }  // namespace nbdk
