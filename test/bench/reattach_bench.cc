@@ -10,35 +10,30 @@
 // nothing about time; exits non-zero only on IO errors or broken setup.
 //
 //   vm-exec -- build/test/reattach_bench [cycles] [baseline_cycles]
-#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
-#include <rapidjson/document.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
-#include "test/common/http_client.h"
 #include "test/common/vm_command.h"
+#include "test/common/vm_volume.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nbdk::vmtest::RunCommand;
 using nbdk::vmtest::SpawnedChild;
+using nbdk::vmtest::VmCeph;
+using nbdk::vmtest::Writer;
 
-std::string Env(const char* n) { return std::getenv(n) ? std::getenv(n) : ""; }
 double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -51,68 +46,12 @@ double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_elem
   std::exit(1);
 }
 
-struct Ceph {
-  std::string conf = Env("CEPH_CONF"), pool = Env("NBDK_CEPH_POOL"), user = Env("NBDK_CEPH_ID"),
-              keyfile = Env("NBDK_CEPH_KEY_FILE"), monitors = Env("NBDK_CEPH_MONITORS");
-  std::vector<std::string> Rbd(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {"rbd", "-c", conf, "--id", user, "--keyfile", keyfile};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-};
-
-void CreateImage(const Ceph& c, const std::string& name) {
-  auto r = RunCommand(c.Rbd({"create", "--size", "64", c.pool + "/" + name}));
-  if (!r.ok() || r->exit.code != 0) Die("rbd create " + name + " failed");
+void CreateImage(const VmCeph& c, const std::string& name) {
+  if (auto st = nbdk::vmtest::CreateImage(c, name, 64); !st.ok()) Die(st.ToString());
 }
 
-// O_DIRECT|O_DSYNC 4 KiB writes in a loop; records the longest one.
-class Writer {
- public:
-  explicit Writer(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_DSYNC, 0644);
-    if (fd_ < 0) Die("open " + path_);
-    if (::posix_memalign(&buf_, 4096, 4096) != 0) Die("posix_memalign");
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Writer() { Stop(); }
-  void Stop() {
-    if (!thread_.joinable()) return;
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-    ::free(buf_);
-  }
-  void ResetStall() { longest_us_ = 0; }
-  double longest_s() const { return longest_us_ / 1e6; }
-  uint64_t errors() const { return errors_; }
-  uint64_t writes() const { return writes_; }
-
- private:
-  void Loop() {
-    for (uint64_t i = 0; !stop_; ++i) {
-      std::memset(buf_, static_cast<int>('a' + i % 26), 4096);
-      auto t0 = Clock::now();
-      ssize_t n = ::pwrite(fd_, buf_, 4096, static_cast<off_t>((i % 256) * 4096));
-      uint64_t us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
-      longest_us_ = std::max<uint64_t>(longest_us_, us);
-      if (n != 4096) {
-        ++errors_;
-        std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
-      }
-      ++writes_;
-    }
-  }
-  std::string path_;
-  int fd_ = -1;
-  void* buf_ = nullptr;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> longest_us_{0}, errors_{0}, writes_{0};
-};
-
 // kill -9 + `rbd-nbd attach` by hand: the bare attach time per cycle.
-std::vector<double> BareAttach(const Ceph& c, int cycles) {
+std::vector<double> BareAttach(const VmCeph& c, int cycles) {
   CreateImage(c, "bench-bare");
   std::vector<std::string> common = {"--try-netlink", "--reattach-timeout", "60", "--cookie", "bench-bare-cookie",
                                      "-c", c.conf, "--id", c.user, "--keyfile", c.keyfile};
@@ -151,60 +90,37 @@ struct KeeperRun {
   uint64_t errors = 0, writes = 0;
 };
 
-std::string StatusField(int port, const std::string& field) {
-  auto reply = nbdk::test::HttpGet(port, "/status");
-  rapidjson::Document doc;
-  doc.Parse(reply.body.c_str());
-  if (doc.HasParseError() || !doc["volumes"].IsArray() || doc["volumes"].Empty()) return "";
-  const auto& v = doc["volumes"][0];
-  if (!v.HasMember(field.c_str())) return "";
-  if (v[field.c_str()].IsString()) return v[field.c_str()].GetString();
-  if (v[field.c_str()].IsNumber()) return std::to_string(v[field.c_str()].GetInt64());
-  return "";
-}
-
-KeeperRun Keeper(const Ceph& c, const std::string& image, int cycles, std::vector<std::string> flags) {
+KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vector<std::string> flags) {
   std::string root = "/run/nbdk-bench-" + image;
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root + "/staging");
-  std::ofstream(root + "/config.json") << R"([{"clusterID": "bench", "monitors": [")" << c.monitors << R"("]}])";
+  if (auto st = nbdk::vmtest::WriteCephCsiConfig(root + "/config.json", "bench", c); !st.ok()) Die(st.ToString());
   nbdk::test::DaemonProcess daemon(NBDKEEPERD_PATH, root);
   flags.insert(flags.end(), {"--ceph-csi-config=" + root + "/config.json", "--ceph-conf=" + c.conf,
                              "--key-dir=" + root + "/keys", "--reattach-timeout=120"});
   if (!daemon.Start(flags)) Die("daemon did not start:\n" + daemon.Log());
   auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
   CreateImage(c, image);
-  csi::v1::NodeStageVolumeRequest req;
-  req.set_volume_id(image);
-  req.set_staging_target_path(root + "/staging");
-  req.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
-  req.mutable_volume_capability()->mutable_access_mode()->set_mode(
-      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  std::ifstream key_in(c.keyfile);
-  std::string key;
-  key_in >> key;
-  (*req.mutable_secrets())["userID"] = c.user;
-  (*req.mutable_secrets())["userKey"] = key;
-  (*req.mutable_volume_context())["staticVolume"] = "true";
-  (*req.mutable_volume_context())["clusterID"] = "bench";
-  (*req.mutable_volume_context())["pool"] = c.pool;
   grpc::ClientContext ctx;
   csi::v1::NodeStageVolumeResponse resp;
-  grpc::Status st = node->NodeStageVolume(&ctx, req, &resp);
+  grpc::Status st = node->NodeStageVolume(&ctx, nbdk::vmtest::StageRequest(c, "bench", image, root + "/staging"), &resp);
   if (!st.ok()) Die("stage: " + st.error_message() + "\n" + daemon.Log());
 
   KeeperRun run;
   {
-    Writer writer(root + "/staging/" + image + "/data");
+    auto started = Writer::Start(root + "/staging/" + image + "/data");
+    if (!started.ok()) Die(started.status().ToString());
+    Writer& writer = **started;
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    writer.ResetStall();
+    writer.ResetLongest();
     for (int i = 1; i <= cycles; ++i) {
-      int pid = std::atoi(StatusField(daemon.health_port(), "pid").c_str());
-      if (pid <= 0) Die("no pid in /status");
+      auto before = nbdk::vmtest::GetVolumeStatus(daemon.health_port(), image);
+      if (!before || before->pid <= 0) Die("no pid in /status");
       auto t0 = Clock::now();
-      ::kill(pid, SIGKILL);
-      while (!(StatusField(daemon.health_port(), "restarts") == std::to_string(i) &&
-               StatusField(daemon.health_port(), "state") == "Connected")) {
+      ::kill(before->pid, SIGKILL);
+      for (;;) {
+        auto now = nbdk::vmtest::GetVolumeStatus(daemon.health_port(), image);
+        if (now && now->restarts == static_cast<uint64_t>(i) && now->state == "Connected") break;
         if (Clock::now() - t0 > std::chrono::seconds(180)) Die("no re-attach in 180 s:\n" + daemon.Log());
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -239,8 +155,8 @@ KeeperRun Keeper(const Ceph& c, const std::string& image, int cycles, std::vecto
 int main(int argc, char** argv) {
   int cycles = argc > 1 ? std::atoi(argv[1]) : 10;
   int baseline_cycles = argc > 2 ? std::atoi(argv[2]) : 2;
-  Ceph c;
-  if (c.conf.empty() || c.monitors.empty()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
+  VmCeph c = VmCeph::FromEnv();
+  if (!c.complete()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
   std::printf("reattach_bench: %d kill -9 cycles (baseline: %d), ext4, O_DIRECT|O_DSYNC 4 KiB writer\n", cycles,
               baseline_cycles);
   std::vector<double> bare = BareAttach(c, cycles);

@@ -40,15 +40,27 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
                                    "--node-id=test-node"};
   args.insert(args.end(), extra.begin(), extra.end());
-  std::string log = dir_ + "/daemon.log";
+  return Launch(args);
+}
+
+bool DaemonProcess::StartWithConfig(const std::string& config_file, int health_port) {
+  health_port_ = health_port;
+  return Launch({binary_, "--config", config_file});
+}
+
+bool DaemonProcess::Launch(std::vector<std::string> args) {
+  // Everything the child needs is built before fork(): the caller may have
+  // other threads (gRPC's, a writer's), and after fork() only async-signal-
+  // safe calls are allowed, so no allocation.
+  std::string log = log_path();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(fd, STDERR_FILENO);
     ::dup2(fd, STDOUT_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -86,7 +98,7 @@ int DaemonProcess::Wait(int timeout_ms) {
 }
 
 std::string DaemonProcess::Log() const {
-  std::ifstream in(dir_ + "/daemon.log");
+  std::ifstream in(log_path());
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

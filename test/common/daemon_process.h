@@ -17,6 +17,10 @@ class DaemonProcess {
   // Starts with the standard test flags plus `extra`; returns once the CSI
   // socket accepts connections (false after 20 s or if the daemon exited).
   bool Start(const std::vector<std::string>& extra = {});
+  // Starts `binary --config <config_file>` and nothing else, as the systemd
+  // unit's ExecStart does. The file must put the CSI socket at socket_path()
+  // and the health endpoint on 127.0.0.1:<health_port>.
+  bool StartWithConfig(const std::string& config_file, int health_port);
   // Sends `signum` and waits; returns the raw wait status.
   int Stop(int signum);
   // Waits for the process to exit by itself (up to timeout); raw wait status
@@ -29,9 +33,13 @@ class DaemonProcess {
   pid_t pid() const { return pid_; }
   // Raw wait status of a daemon that exited during Start().
   int start_exit_status() const { return start_exit_status_; }
+  std::string log_path() const { return dir_ + "/daemon.log"; }
   std::string Log() const;
 
  private:
+  // Runs `args` with stdout and stderr appended to the log; waits as Start().
+  bool Launch(std::vector<std::string> args);
+
   std::string binary_, dir_;
   pid_t pid_ = -1;
   int health_port_ = 0;

@@ -1,0 +1,197 @@
+#include "test/common/vm_volume.h"
+
+#include <fcntl.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test/common/http_client.h"
+#include "test/common/vm_command.h"
+
+namespace nbdk::vmtest {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+int64_t NanosOf(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Status RunRbd(const VmCeph& ceph, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = ceph.Rbd(args);
+  auto out = RunCommand(argv);
+  if (!out.ok()) return out.status();
+  if (out->exit.code != 0) return Status::Internal(JoinArgv(args) + ": " + out->exit.ToString());
+  return Status::Ok();
+}
+
+}  // namespace
+
+VmCeph VmCeph::FromEnv() {
+  VmCeph c{Env("CEPH_CONF"), Env("NBDK_CEPH_POOL"), Env("NBDK_CEPH_ID"), Env("NBDK_CEPH_KEY_FILE"), "",
+           Env("NBDK_CEPH_MONITORS")};
+  std::ifstream in(c.keyfile);
+  in >> c.key;
+  return c;
+}
+
+bool VmCeph::complete() const {
+  return !conf.empty() && !pool.empty() && !user.empty() && !key.empty() && !monitors.empty();
+}
+
+std::vector<std::string> VmCeph::Rbd(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {"rbd", "-c", conf, "--id", user, "--keyfile", keyfile};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+Status CreateImage(const VmCeph& ceph, const std::string& image, int mib) {
+  return RunRbd(ceph, {"create", "--size", std::to_string(mib), ceph.pool + "/" + image});
+}
+
+Status RemoveImage(const VmCeph& ceph, const std::string& image) {
+  return RunRbd(ceph, {"rm", "--no-progress", ceph.pool + "/" + image});
+}
+
+Status WriteCephCsiConfig(const std::string& path, const std::string& cluster_id, const VmCeph& ceph) {
+  std::ofstream out(path);
+  out << R"([{"clusterID": ")" << cluster_id << R"(", "monitors": [")" << ceph.monitors << R"("]}])" << '\n';
+  out.close();
+  return out ? Status::Ok() : Status::Internal("cannot write " + path);
+}
+
+csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::string& cluster_id,
+                                             const std::string& image, const std::string& staging_path) {
+  csi::v1::NodeStageVolumeRequest req;
+  req.set_volume_id(image);
+  req.set_staging_target_path(staging_path);
+  req.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
+  req.mutable_volume_capability()->mutable_access_mode()->set_mode(
+      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  (*req.mutable_secrets())["userID"] = ceph.user;
+  (*req.mutable_secrets())["userKey"] = ceph.key;
+  auto& ctx = *req.mutable_volume_context();
+  ctx["staticVolume"] = "true";
+  ctx["clusterID"] = cluster_id;
+  ctx["pool"] = ceph.pool;
+  ctx["mounter"] = "rbd-nbd";  // what a ceph-csi StorageClass for nbd sends
+  return req;
+}
+
+Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_DSYNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  void* buf = nullptr;
+  if (int rc = ::posix_memalign(&buf, 4096, 4096); rc != 0) {
+    ::close(fd);
+    return Status::FromErrno(rc, "posix_memalign");
+  }
+  std::unique_ptr<Writer> w(new Writer(fd, buf));
+  w->thread_ = std::thread([raw = w.get()] { raw->Loop(); });
+  return w;
+}
+
+Writer::~Writer() { Stop(); }
+
+void Writer::Stop() {
+  if (!thread_.joinable()) return;
+  stop_ = true;
+  thread_.join();
+  ::close(fd_);
+  ::free(buf_);
+}
+
+double Writer::blocked_s() const {
+  return static_cast<double>(NanosOf(std::chrono::steady_clock::now()) - last_done_ns_) / 1e9;
+}
+
+void Writer::Loop() {
+  last_done_ns_ = NanosOf(std::chrono::steady_clock::now());
+  for (uint64_t i = 0; !stop_; ++i) {
+    std::memset(buf_, static_cast<int>('a' + i % 26), 4096);
+    auto t0 = std::chrono::steady_clock::now();
+    ssize_t n = ::pwrite(fd_, buf_, 4096, static_cast<off_t>((i % 256) * 4096));
+    auto t1 = std::chrono::steady_clock::now();
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
+    last_done_ns_ = NanosOf(t1);
+    longest_us_ = std::max<uint64_t>(longest_us_, static_cast<uint64_t>(us));
+    if (n != 4096) {
+      ++errors_;
+      std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
+    }
+    ++writes_;
+  }
+}
+
+std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id) {
+  auto reply = test::HttpGet(health_port, "/status");
+  rapidjson::Document doc;
+  doc.Parse(reply.body.c_str());
+  if (reply.status != 200 || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("volumes") ||
+      !doc["volumes"].IsArray()) {
+    return std::nullopt;
+  }
+  auto str = [](const rapidjson::Value& v, const char* key) {
+    return v.HasMember(key) && v[key].IsString() ? std::string(v[key].GetString()) : std::string();
+  };
+  for (const auto& v : doc["volumes"].GetArray()) {
+    if (str(v, "volume_id") != volume_id) continue;
+    VolumeStatus s;
+    s.state = str(v, "state");
+    s.device = str(v, "device");
+    s.journal_state = str(v, "journal_state");
+    if (v.HasMember("seconds_in_state") && v["seconds_in_state"].IsNumber()) {
+      s.seconds_in_state = v["seconds_in_state"].GetDouble();
+    }
+    if (v.HasMember("pid") && v["pid"].IsInt()) s.pid = v["pid"].GetInt();
+    if (v.HasMember("restarts") && v["restarts"].IsUint64()) s.restarts = v["restarts"].GetUint64();
+    if (v.HasMember("adopted") && v["adopted"].IsBool()) s.adopted = v["adopted"].GetBool();
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& image) {
+  std::vector<pid_t> pids;
+  const std::string spec = ceph.pool + "/" + image;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    pid_t pid = std::atoi(entry.path().filename().c_str());
+    if (pid <= 0) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::stringstream args(cmdline);
+    std::string arg0, arg;
+    std::getline(args, arg0, '\0');
+    if (std::filesystem::path(arg0).filename() != "rbd-nbd") continue;
+    while (std::getline(args, arg, '\0')) {
+      if (arg == spec) pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+bool IsMountPoint(const std::string& path) {
+  // mountinfo: id parent major:minor root mount-point ...
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::string id, parent, dev, root, mount_point;
+    fields >> id >> parent >> dev >> root >> mount_point;
+    if (mount_point == path) return true;
+  }
+  return false;
+}
+
+}  // namespace nbdk::vmtest

@@ -1,0 +1,90 @@
+// Test-only: a volume served by a real nbdkeeperd inside the test VM, as the
+// programs that run there (reattach_bench, keeper_demo) drive it: the
+// harness's Ceph environment, RBD images, the CSI stage request, an
+// O_DIRECT writer on the volume, and the daemon's /status entry.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "csi/proto/csi.pb.h"
+#include "daemon/status.h"
+
+namespace nbdk::vmtest {
+
+// The VM harness's Ceph environment (test/vm/README.md).
+struct VmCeph {
+  std::string conf, pool, user, keyfile, key, monitors;
+
+  // From CEPH_CONF and NBDK_CEPH_*; the key is read from the key file.
+  static VmCeph FromEnv();
+  // False outside the test VM.
+  bool complete() const;
+  // `rbd` as client.nbdk: {"rbd", "-c", conf, "--id", user, "--keyfile", ...} + args.
+  std::vector<std::string> Rbd(const std::vector<std::string>& args) const;
+};
+
+Status CreateImage(const VmCeph& ceph, const std::string& image, int mib);
+Status RemoveImage(const VmCeph& ceph, const std::string& image);
+
+// ceph-csi's config.json with one cluster, as the daemon's
+// --ceph-csi-config reads it.
+Status WriteCephCsiConfig(const std::string& path, const std::string& cluster_id, const VmCeph& ceph);
+
+// A static-volume NodeStage request for an ext4 mount: the volume id is the
+// image name; the cephx key travels in the CSI secret, never in an argv.
+csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::string& cluster_id,
+                                             const std::string& image, const std::string& staging_path);
+
+// O_DIRECT|O_DSYNC 4 KiB writes in a loop on its own thread, so every write
+// reaches the device: a dead rbd-nbd shows as a write that does not return.
+class Writer {
+ public:
+  static Result<std::unique_ptr<Writer>> Start(const std::string& path);
+  ~Writer();
+  void Stop();
+  // Forgets the longest write so far (to measure one event's pause).
+  void ResetLongest() { longest_us_ = 0; }
+  double longest_s() const { return static_cast<double>(longest_us_) / 1e6; }
+  uint64_t errors() const { return errors_; }
+  uint64_t writes() const { return writes_; }
+  // How long the writer has been without a completed write (0 right after one).
+  double blocked_s() const;
+
+ private:
+  Writer(int fd, void* buf) : fd_(fd), buf_(buf) {}
+  void Loop();
+
+  int fd_;
+  void* buf_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> longest_us_{0}, errors_{0}, writes_{0};
+  std::atomic<int64_t> last_done_ns_{0};  // steady_clock, at the last completed write
+};
+
+// One volume's entry in the daemon's GET /status.
+struct VolumeStatus {
+  std::string state, device, journal_state;
+  double seconds_in_state = 0;
+  int pid = 0;
+  uint64_t restarts = 0;
+  bool adopted = false;
+};
+// nullopt when the daemon does not answer or does not list the volume.
+std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id);
+
+// rbd-nbd processes whose argv names pool/image (from /proc).
+std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& image);
+// Whether `path` is a mount point (/proc/self/mountinfo).
+bool IsMountPoint(const std::string& path);
+
+}  // namespace nbdk::vmtest
