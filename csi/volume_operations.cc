@@ -157,11 +157,17 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
   });
 }
 
-void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, csi::v1::VolumeCondition* out) {
+void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, const std::string& boot_id,
+                         csi::v1::VolumeCondition* out) {
   auto snap = supervisor.Snapshot(record.volume_id);
   if (!snap) {
     out->set_abnormal(true);
-    out->set_message("no rbd-nbd process serves " + record.nbd_device + " (not mapped since the node rebooted?)");
+    if (record.boot_id != boot_id) {
+      out->set_message("staged before the node rebooted: " + record.nbd_device +
+                       " is gone and is not re-mapped behind the orchestrator's back; unstage and stage it again");
+    } else {
+      out->set_message("no rbd-nbd process serves " + record.nbd_device + " (journal state '" + record.state + "')");
+    }
     return;
   }
   std::string seconds = std::to_string(snap->ms_in_state / 1000);
@@ -179,8 +185,8 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
       return;
     case MappingState::kExpired:
       out->set_abnormal(true);
-      out->set_message("rbd-nbd for " + snap->device +
-                       " could not be re-attached within the reattach timeout; IO fails: " + snap->reason);
+      out->set_message("rbd-nbd for " + snap->device + " expired (the kernel's reattach window passed); IO fails: " +
+                       snap->reason);
       return;
     default:
       out->set_abnormal(true);
@@ -192,10 +198,13 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
                  std::function<void(Status)> done) {
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
-  FillVolumeCondition(node.supervisor, *found, response->mutable_volume_condition());
+  FillVolumeCondition(node.supervisor, *found, node.options.boot_id, response->mutable_volume_condition());
+  // An abnormal volume may have no usage to report (no device, a filesystem
+  // shut down by EIO): its condition is then the whole answer.
+  bool abnormal = response->volume_condition().abnormal();
   if (found->block) {
-    return DeviceSizeAsync(node.loop, found->nbd_device, [response, done](Result<uint64_t> size) {
-      if (!size.ok()) return done(size.status());
+    return DeviceSizeAsync(node.loop, found->nbd_device, [response, abnormal, done](Result<uint64_t> size) {
+      if (!size.ok()) return done(abnormal ? Status::Ok() : size.status());
       auto* u = response->add_usage();
       u->set_unit(csi::v1::VolumeUsage::BYTES);
       u->set_total(static_cast<int64_t>(*size));
@@ -209,7 +218,8 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
         if (::statvfs(path.c_str(), st.get()) != 0) return Status::FromErrno(errno, "statvfs " + path);
         return Status::Ok();
       },
-      [st, response, done](Status s) {
+      [st, response, abnormal, done](Status s) {
+        if (!s.ok() && abnormal) return done(Status::Ok());
         if (!s.ok()) return done(s.code() == Code::kNotFound ? Status::NotFound(s.message()) : s);
         auto* bytes = response->add_usage();
         bytes->set_unit(csi::v1::VolumeUsage::BYTES);

@@ -34,8 +34,10 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
                   csi::v1::NodeExpandVolumeResponse* response, std::function<void(Status)> done);
 
 // The CSI VolumeCondition for a volume, from its mapping's state: abnormal
-// while its rbd-nbd is dead, re-attaching or expired, with a message a
-// person can act on.
-void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, csi::v1::VolumeCondition* out);
+// while its rbd-nbd is dead, re-attaching or expired, or when nothing serves
+// it (staged under a boot other than `boot_id`, this boot's id), with a
+// message a person can act on.
+void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, const std::string& boot_id,
+                         csi::v1::VolumeCondition* out);
 
 }  // namespace nbdk

@@ -12,6 +12,7 @@
 #include "csi/identity_service.h"
 #include "csi/node_service.h"
 #include "csi/rpc.h"
+#include "csi/volume_healer.h"
 #include "daemon/event_loop.h"
 #include "daemon/health_server.h"
 #include "daemon/log.h"
@@ -148,10 +149,14 @@ class Daemon {
     }
     NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()},
                                      {"quarantined", loaded->quarantined.size()}});
-    ready_ = true;
-    notifier_->Ready();
-    notifier_->SetStatus("serving CSI on " + config_.csi_socket_path);
-    NBDK_LOG_INFO("ready", {{"socket", config_.csi_socket_path}});
+    notifier_->SetStatus("healing " + std::to_string(loaded->records.size()) + " journaled volume(s)");
+    HealVolumes(*node_, HealOptions{}, [this](const HealSummary&) {
+      if (stopping_) return;
+      ready_ = true;
+      notifier_->Ready();
+      notifier_->SetStatus("serving CSI on " + config_.csi_socket_path);
+      NBDK_LOG_INFO("ready", {{"socket", config_.csi_socket_path}});
+    });
   }
 
   // gRPC's Shutdown waits for in-flight RPCs, which finish on this loop: it

@@ -1,0 +1,132 @@
+#include "csi/heal_evidence.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <memory>
+#include <thread>
+
+#include "netlink/nbd_sysfs.h"
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk {
+namespace {
+
+constexpr size_t kProbeBytes = 4096;  // one logical block, aligned for O_DIRECT
+
+bool IsPid(const char* name) {
+  if (*name == '\0') return false;
+  for (const char* c = name; *c; ++c) {
+    if (*c < '0' || *c > '9') return false;
+  }
+  return true;
+}
+
+std::string_view Basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+DeviceIo ReadOnce(const std::string& device) {
+  int fd = ::open(device.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return DeviceIo::kFailsAtOnce;
+  void* buf = nullptr;
+  DeviceIo io = DeviceIo::kFailsAtOnce;
+  if (posix_memalign(&buf, kProbeBytes, kProbeBytes) == 0) {
+    io = ::pread(fd, buf, kProbeBytes, 0) == static_cast<ssize_t>(kProbeBytes) ? DeviceIo::kServes
+                                                                                : DeviceIo::kFailsAtOnce;
+    free(buf);
+  }
+  ::close(fd);
+  return io;
+}
+
+}  // namespace
+
+std::vector<std::string> ParseCmdline(std::string_view raw) {
+  std::vector<std::string> argv;
+  while (!raw.empty()) {
+    size_t nul = raw.find('\0');
+    argv.emplace_back(raw.substr(0, nul));
+    if (nul == std::string_view::npos) break;
+    raw.remove_prefix(nul + 1);
+  }
+  return argv;
+}
+
+Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_root) {
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(proc_root.c_str()), ::closedir);
+  if (!dir) return Status::FromErrno(errno, "list " + proc_root);
+  std::vector<RbdNbdProcess> out;
+  while (struct dirent* e = ::readdir(dir.get())) {
+    if (!IsPid(e->d_name)) continue;
+    std::ifstream in(proc_root + "/" + e->d_name + "/cmdline", std::ios::binary);
+    if (!in) continue;  // exited meanwhile
+    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> argv = ParseCmdline(raw);
+    if (argv.empty() || Basename(argv[0]) != "rbd-nbd") continue;
+    out.push_back({std::atoi(e->d_name), std::move(argv)});
+  }
+  return out;
+}
+
+Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::string& sysfs_root) {
+  auto index = NbdDeviceIndex(device);
+  if (!index.ok()) return index.status();
+  auto cookie = ReadNbdBackendCookie(*index, sysfs_root);
+  if (!cookie.ok() && cookie.status().code() == Code::kNotFound) return NbdDeviceView{};
+  if (!cookie.ok()) return cookie.status();
+  return NbdDeviceView{true, *cookie, DeviceIo::kNotProbed};
+}
+
+DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms) {
+  auto result = std::make_shared<std::promise<DeviceIo>>();
+  std::future<DeviceIo> done = result->get_future();
+  // Detached: a read waiting for an attach must not hold up the start-up.
+  std::thread([result, device] { result->set_value(ReadOnce(device)); }).detach();
+  if (done.wait_for(std::chrono::milliseconds(wait_ms)) != std::future_status::ready) return DeviceIo::kWaits;
+  return done.get();
+}
+
+std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, const std::string& boot_id,
+                                      const HealEvidenceOptions& options) {
+  auto processes = ScanRbdNbdProcesses(options.proc_root);
+  std::vector<HealPlan> plans(records.size());
+  std::vector<NbdDeviceView> views(records.size());
+  std::vector<std::future<DeviceIo>> probes(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const VolumeRecord& r = records[i];
+    if (!processes.ok()) {
+      plans[i] = {HealAction::kSkip, 0, "cannot scan processes: " + processes.status().message()};
+      continue;
+    }
+    if (r.state == "staged" && r.boot_id == boot_id) {
+      auto view = ReadNbdDeviceView(r.nbd_device, options.sysfs_root);
+      if (!view.ok()) {
+        plans[i] = {HealAction::kSkip, 0, "cannot read the kernel's view of " + r.nbd_device + ": " +
+                                              view.status().message()};
+        continue;
+      }
+      views[i] = *view;
+    }
+    plans[i] = PlanHeal(r, boot_id, views[i], *processes);
+    if (plans[i].action == HealAction::kReattach) {
+      probes[i] = std::async(std::launch::async, ProbeDeviceIo, r.nbd_device, options.probe_wait_ms);
+    }
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!probes[i].valid()) continue;
+    views[i].io = probes[i].get();
+    plans[i] = PlanHeal(records[i], boot_id, views[i], *processes);
+  }
+  return plans;
+}
+
+}  // namespace nbdk

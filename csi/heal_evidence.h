@@ -1,0 +1,49 @@
+// HealEvidence: what the kernel and /proc say about journaled volumes, read
+// for PlanHeal (journal/heal_plan.h) when the daemon starts.
+//
+// Everything here BLOCKS (file reads, a probe read of a device): call it
+// from EventLoop::RunBlocking, never on the loop.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/status.h"
+#include "journal/heal_plan.h"
+
+namespace nbdk {
+
+struct HealEvidenceOptions {
+  std::string proc_root = "/proc";
+  std::string sysfs_root = "/sys";
+  // How long a probe read may take before the device counts as waiting
+  // for an attach (a kernel past its reattach window fails it at once).
+  int probe_wait_ms = 500;
+};
+
+// /proc/<pid>/cmdline ("a\0b\0") -> {"a", "b"}.
+std::vector<std::string> ParseCmdline(std::string_view raw);
+
+// Every process whose argv[0]'s basename is "rbd-nbd". Processes that exit
+// during the scan are skipped. IoError if `proc_root` cannot be listed.
+Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_root);
+
+// The backend cookie of `device` ("/dev/nbdN"); not configured when sysfs
+// has no backend file. InvalidArgument for a device that is not /dev/nbdN.
+Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::string& sysfs_root);
+
+// Reads 4 KiB at offset 0 with O_DIRECT on a thread of its own and waits up
+// to `wait_ms` for it. A read still blocked then is left to finish on its
+// own thread (it returns when an attach comes or the kernel's window ends):
+// kWaits. EIO in time: kFailsAtOnce; success in time: kServes. A device
+// that cannot be opened is kFailsAtOnce (it cannot carry IO either).
+DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms);
+
+// For each record (same order): PlanHeal over the kernel's view, probing
+// the device only when the plan would otherwise be a re-attach. Probes run
+// concurrently. A sysfs read error becomes a kSkip plan naming it.
+std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, const std::string& boot_id,
+                                      const HealEvidenceOptions& options);
+
+}  // namespace nbdk

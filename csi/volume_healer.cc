@@ -1,0 +1,211 @@
+#include "csi/volume_healer.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "csi/filesystem.h"
+#include "csi/mount_table.h"
+#include "daemon/log.h"
+#include "daemon/uv_handle.h"
+
+namespace nbdk {
+namespace {
+
+constexpr uint64_t kSettlePollMs = 50;
+
+// The state shared by every volume's healing; `done` runs when the last
+// volume finished.
+struct HealRun {
+  NodeContext& node;
+  HealOptions options;
+  std::function<void(HealSummary)> done;
+  HealSummary summary;
+  size_t pending = 0;
+  uint64_t started_ms = 0;
+
+  void Finished() {
+    if (--pending > 0) return;
+    summary.elapsed_ms = node.loop.NowMs() - started_ms;
+    NBDK_LOG_INFO("healed", {{"volumes", summary.volumes}, {"adopted", summary.adopted},
+                             {"reattached", summary.reattached}, {"expired", summary.expired},
+                             {"stale_boot", summary.stale_boot}, {"skipped", summary.skipped},
+                             {"left_alone", summary.left_alone}, {"remounted", summary.remounted},
+                             {"failures", summary.failures}, {"ms", summary.elapsed_ms}});
+    auto cb = std::move(done);
+    cb(summary);
+  }
+};
+
+AdoptRequest RequestFor(const VolumeRecord& r, int pid) {
+  AdoptRequest a;
+  a.map.volume_id = r.volume_id;
+  a.map.image.pool = r.pool;
+  a.map.image.rados_namespace = r.rados_namespace;
+  a.map.image.image = r.image;
+  a.map.image.monitors = r.monitors;
+  a.map.image.ceph_conf = r.ceph_conf_path;
+  a.map.image.user_id = r.user_id;
+  a.map.image.keyfile = r.keyfile_path;
+  a.map.read_only = r.read_only;
+  a.map.map_options = r.map_options;
+  a.map.cookie = r.cookie;
+  a.device = r.nbd_device;
+  a.pid = pid;
+  return a;
+}
+
+// One volume: dispatch its plan, then journal and remount as needed.
+class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
+ public:
+  VolumeHeal(std::shared_ptr<HealRun> run, VolumeRecord record, HealPlan plan, std::optional<VolumeOpLock> lock)
+      : run_(std::move(run)), record_(std::move(record)), plan_(std::move(plan)), lock_(std::move(lock)) {}
+
+  void Start() {
+    Log(plan_.action == HealAction::kExpired ? LogLevel::kWarn : LogLevel::kInfo, "heal_decision",
+        {{"volume", record_.volume_id}, {"decision", HealActionName(plan_.action)}, {"device", record_.nbd_device},
+         {"pid", plan_.pid}, {"reason", plan_.reason}});
+    Supervisor& sup = run_->node.supervisor;
+    HealSummary& sum = run_->summary;
+    switch (plan_.action) {
+      case HealAction::kAdopt:
+        ++sum.adopted;
+        if (!Check(sup.Adopt(RequestFor(record_, plan_.pid)), "adopt")) return Finish();
+        return JournalPid();
+      case HealAction::kReattach:
+        ++sum.reattached;
+        if (!Check(sup.Reattach(RequestFor(record_, 0), "healing: " + plan_.reason), "re-attach")) return Finish();
+        return WaitSettled();
+      case HealAction::kExpired:
+        ++sum.expired;
+        if (!Check(sup.AdoptExpired(RequestFor(record_, 0), plan_.reason), "mark expired")) return Finish();
+        return JournalPid();
+      case HealAction::kStaleBoot: ++sum.stale_boot; break;
+      case HealAction::kSkip: ++sum.skipped; break;
+      case HealAction::kUnknownServer: ++sum.left_alone; break;
+    }
+    Finish();
+  }
+
+ private:
+  bool Check(const Status& s, const char* step) {
+    if (s.ok()) return true;
+    ++run_->summary.failures;
+    NBDK_LOG_ERROR("heal_failed", {{"volume", record_.volume_id}, {"step", step}, {"error", s.ToString()}});
+    return false;
+  }
+
+  // A re-attach finishes on its own time; mounts need a serving device.
+  void WaitSettled() {
+    uint64_t deadline = run_->node.loop.NowMs() + run_->options.attach_wait_ms;
+    timer_ = std::make_unique<Timer>(run_->node.loop);
+    auto self = shared_from_this();
+    timer_->Start(0, kSettlePollMs, [self, deadline] {
+      auto snap = self->run_->node.supervisor.Snapshot(self->record_.volume_id);
+      bool waiting = snap && (snap->state == MappingState::kDead || snap->state == MappingState::kReattaching);
+      if (waiting && self->run_->node.loop.NowMs() < deadline) return;
+      self->timer_->Stop();
+      if (snap && snap->state == MappingState::kConnected) return self->JournalPid();
+      NBDK_LOG_WARN("heal_not_connected", {{"volume", self->record_.volume_id},
+                                           {"state", snap ? MappingStateName(snap->state) : "gone"},
+                                           {"reason", snap ? snap->reason : ""}});
+      self->Finish();
+    });
+  }
+
+  void JournalPid() {
+    auto snap = run_->node.supervisor.Snapshot(record_.volume_id);
+    VolumeRecord updated = record_;
+    updated.rbd_nbd_pid = snap ? snap->pid : 0;
+    bool connected = snap && snap->state == MappingState::kConnected;
+    auto self = shared_from_this();
+    run_->node.volumes.Put(updated, [self, connected](Status s) {
+      self->Check(s.WithContext("node journal"), "journal");
+      if (!connected) return self->Finish();
+      self->ReadMounts();
+    });
+  }
+
+  void ReadMounts() {
+    auto table = std::make_shared<Result<std::vector<MountEntry>>>(Status::Internal("not read"));
+    auto self = shared_from_this();
+    run_->node.loop.RunBlocking([table, path = run_->options.mountinfo_path] { *table = ReadMountTable(path); },
+                                [self, table] {
+                                  if (!self->Check(table->status(), "read mounts")) return self->Finish();
+                                  self->mounts_ = std::move(**table);
+                                  self->MountStaging();
+                                });
+  }
+
+  void MountStaging() {
+    std::string mp = StagedMountPoint(record_.staging_path, record_.volume_id);
+    if (FindMount(mounts_, mp) != nullptr) return MountTargets(0);
+    auto self = shared_from_this();
+    auto next = [self, mp](Status s) {
+      if (self->Check(s, "remount staging")) {
+        ++self->run_->summary.remounted;
+        NBDK_LOG_INFO("heal_remounted", {{"volume", self->record_.volume_id}, {"path", mp}});
+      }
+      self->MountTargets(0);
+    };
+    if (record_.block) return BindMount(run_->node.loop, record_.nbd_device, mp, record_.read_only, {}, next);
+    std::vector<std::string> options;
+    if (record_.read_only) options.push_back("ro");
+    Mount(run_->node.loop, record_.fs_type, record_.nbd_device, mp, options, next);
+  }
+
+  void MountTargets(size_t i) {
+    const auto& targets = record_.published_targets;
+    while (i < targets.size() && FindMount(mounts_, targets[i].path) != nullptr) ++i;
+    if (i == targets.size()) return Finish();
+    std::string source = record_.block ? record_.nbd_device : StagedMountPoint(record_.staging_path, record_.volume_id);
+    auto self = shared_from_this();
+    BindMount(run_->node.loop, source, targets[i].path, targets[i].read_only, {}, [self, i](Status s) {
+      if (self->Check(s, "remount target")) {
+        ++self->run_->summary.remounted;
+        NBDK_LOG_INFO("heal_remounted",
+                      {{"volume", self->record_.volume_id}, {"path", self->record_.published_targets[i].path}});
+      }
+      self->MountTargets(i + 1);
+    });
+  }
+
+  void Finish() {
+    timer_.reset();
+    lock_.reset();
+    run_->Finished();
+  }
+
+  std::shared_ptr<HealRun> run_;
+  VolumeRecord record_;
+  HealPlan plan_;
+  std::optional<VolumeOpLock> lock_;
+  std::unique_ptr<Timer> timer_;
+  std::vector<MountEntry> mounts_;
+};
+
+}  // namespace
+
+void HealVolumes(NodeContext& node, HealOptions options, std::function<void(HealSummary)> done) {
+  auto run = std::make_shared<HealRun>(HealRun{node, std::move(options), std::move(done), {}, 0, 0});
+  run->started_ms = node.loop.NowMs();
+  auto records = std::make_shared<std::vector<VolumeRecord>>(node.volumes.All());
+  run->summary.volumes = records->size();
+  run->pending = records->size() + 1;  // +1: held until every volume started
+  auto plans = std::make_shared<std::vector<HealPlan>>();
+  node.loop.RunBlocking(
+      [records, plans, boot = node.options.boot_id, evidence = run->options.evidence] {
+        *plans = GatherHealPlans(*records, boot, evidence);
+      },
+      [run, records, plans] {
+        for (size_t i = 0; i < records->size(); ++i) {
+          auto lock = run->node.volumes.Lock((*records)[i].volume_id);
+          std::optional<VolumeOpLock> held;
+          if (lock.ok()) held.emplace(std::move(*lock));
+          std::make_shared<VolumeHeal>(run, (*records)[i], (*plans)[i], std::move(held))->Start();
+        }
+        run->Finished();
+      });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,18 @@
+# Healing after a daemon restart (csi/volume_healer.h): the evidence reads on
+# a fake /proc and sysfs, the VM test with the real daemon, kernel nbd and
+# Ceph, and the host start -> ready benchmark.
+nbdk_add_test(heal_evidence_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/heal_evidence_test.cc LIBS nbdk_node_service)
+
+add_executable(heal_vm_test ${CMAKE_CURRENT_LIST_DIR}/heal_vm_test.cc ${CMAKE_CURRENT_LIST_DIR}/node_vm_fixture.cc)
+target_include_directories(heal_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
+target_link_libraries(heal_vm_test PRIVATE
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+target_compile_definitions(heal_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(heal_vm_test nbdkeeperd)
+nbdk_add_vm_test(NAME heal_vm COMMAND $<TARGET_FILE:heal_vm_test> TIMEOUT 900)
+
+# Benchmark, not a test: `build/test/csi/heal_bench`.
+add_executable(heal_bench ${CMAKE_SOURCE_DIR}/test/bench/heal_bench.cc)
+target_link_libraries(heal_bench PRIVATE nbdk_node_journal nbdk_test_common)
+target_compile_definitions(heal_bench PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(heal_bench nbdkeeperd)

@@ -1,0 +1,101 @@
+// HealEvidence over a fake /proc and a fake sysfs tree.
+#include "csi/heal_evidence.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace nbdk {
+namespace {
+
+class HealEvidenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbdk-heal-evidence-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    options_.proc_root = dir_ + "/proc";
+    options_.sysfs_root = dir_ + "/sys";
+    std::filesystem::create_directories(options_.proc_root + "/self");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Process(int pid, const std::string& cmdline) {
+    std::string d = options_.proc_root + "/" + std::to_string(pid);
+    std::filesystem::create_directories(d);
+    std::ofstream(d + "/cmdline", std::ios::binary) << cmdline;
+  }
+  void Backend(int index, const std::string& cookie) {
+    std::string d = options_.sysfs_root + "/block/nbd" + std::to_string(index);
+    std::filesystem::create_directories(d);
+    std::ofstream(d + "/backend") << cookie << "\n";
+  }
+  static VolumeRecord Record(const std::string& id, const std::string& device) {
+    VolumeRecord r;
+    r.volume_id = id;
+    r.pool = "rbd";
+    r.image = id;
+    r.nbd_device = device;
+    r.cookie = id;
+    r.boot_id = "boot-1";
+    r.state = "staged";
+    return r;
+  }
+
+  std::string dir_;
+  HealEvidenceOptions options_;
+};
+
+TEST(ParseCmdlineTest, SplitsOnNulAndKeepsEmptyArguments) {
+  using namespace std::string_literals;
+  EXPECT_EQ(ParseCmdline("rbd-nbd\0map\0\0rbd/a\0"s), (std::vector<std::string>{"rbd-nbd", "map", "", "rbd/a"}));
+  EXPECT_TRUE(ParseCmdline("").empty());  // a zombie or kernel thread
+}
+
+TEST_F(HealEvidenceTest, ScanFindsOnlyRbdNbdProcesses) {
+  using namespace std::string_literals;
+  Process(12, "/usr/bin/rbd-nbd\0map\0-f\0rbd/a\0"s);
+  Process(13, "/bin/sleep\0100\0"s);
+  Process(14, ""s);
+  auto found = ScanRbdNbdProcesses(options_.proc_root);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0].pid, 12);
+  EXPECT_EQ((*found)[0].argv.back(), "rbd/a");
+  EXPECT_EQ(ScanRbdNbdProcesses(dir_ + "/none").status().code(), Code::kNotFound);
+}
+
+TEST_F(HealEvidenceTest, DeviceViewReadsTheBackendCookie) {
+  Backend(3, "vol-a");
+  auto view = ReadNbdDeviceView("/dev/nbd3", options_.sysfs_root);
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->configured);
+  EXPECT_EQ(view->backend_cookie, "vol-a");
+  view = ReadNbdDeviceView("/dev/nbd4", options_.sysfs_root);
+  ASSERT_TRUE(view.ok());
+  EXPECT_FALSE(view->configured);
+  EXPECT_EQ(ReadNbdDeviceView("/dev/sda", options_.sysfs_root).status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
+  using namespace std::string_literals;
+  Backend(3, "vol-a");
+  Backend(5, "someone-else");
+  Process(40, "/usr/bin/rbd-nbd\0map\0-f\0--cookie\0vol-a\0rbd/vol-a\0"s);
+  VolumeRecord stale = Record("vol-s", "/dev/nbd9");
+  stale.boot_id = "boot-0";
+  VolumeRecord staging = Record("vol-t", "/dev/nbd8");
+  staging.state = "staging";
+  auto plans = GatherHealPlans({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging}, "boot-1",
+                               options_);
+  ASSERT_EQ(plans.size(), 4u);
+  EXPECT_EQ(plans[0].action, HealAction::kAdopt);
+  EXPECT_EQ(plans[0].pid, 40);
+  EXPECT_EQ(plans[1].action, HealAction::kExpired) << plans[1].reason;
+  EXPECT_EQ(plans[2].action, HealAction::kStaleBoot);
+  EXPECT_EQ(plans[3].action, HealAction::kSkip);
+}
+
+}  // namespace
+}  // namespace nbdk
