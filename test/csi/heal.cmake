@@ -2,6 +2,11 @@
 # a fake /proc and sysfs, the VM test with the real daemon, kernel nbd and
 # Ceph, and the host start -> ready benchmark.
 nbdk_add_test(heal_evidence_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/heal_evidence_test.cc LIBS nbdk_node_service)
+# The real daemon healing StaleBoot and Expired records on the host (no nbd).
+nbdk_add_test(heal_daemon_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/heal_daemon_test.cc
+  LIBS nbdk_csi_proto nbdk_node_journal nbdk_test_common)
+target_compile_definitions(heal_daemon_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(heal_daemon_test nbdkeeperd)
 
 add_executable(heal_vm_test ${CMAKE_CURRENT_LIST_DIR}/heal_vm_test.cc ${CMAKE_CURRENT_LIST_DIR}/node_vm_fixture.cc)
 target_include_directories(heal_vm_test PRIVATE ${RAPIDJSON_INCLUDE})

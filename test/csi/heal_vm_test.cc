@@ -207,11 +207,11 @@ class HealVmTest : public NodeVmTest {
     }
   }
 
+  // By the pids seen while the daemon was up (it is dead by now).
   static void KillRbdNbd(const std::vector<Volume>& vols) {
     for (const Volume& v : vols) {
-      int pid = std::atoi(StatusField(v.id, "pid").c_str());
-      ASSERT_GT(pid, 0) << StatusOf(v.id);
-      ASSERT_EQ(::kill(pid, SIGKILL), 0) << v.id;
+      ASSERT_GT(v.pid, 0) << v.id;
+      ASSERT_EQ(::kill(v.pid, SIGKILL), 0) << v.id << " pid " << v.pid;
     }
   }
 

@@ -1,0 +1,106 @@
+// The real nbdkeeperd healing a journal written beforehand, on a host with
+// no nbd: a record from another boot (StaleBoot) and one whose device the
+// kernel does not have (Expired). Ready only after healing; both volumes
+// report an abnormal VolumeCondition that says why; the stale one unstages.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "csi/proto/csi.grpc.pb.h"
+#include "journal/node_boot_id.h"
+#include "journal/node_journal.h"
+#include "test/common/daemon_process.h"
+#include "test/common/http_client.h"
+
+namespace nbdk {
+namespace {
+
+VolumeRecord Record(const std::string& id, const std::string& boot_id, const std::string& staging) {
+  VolumeRecord r;
+  r.volume_id = id;
+  r.cluster_id = "test";
+  r.pool = "rbd";
+  r.image = id;
+  r.user_id = "nbdk";
+  r.keyfile_path = staging + "/no-key";
+  r.nbd_device = "/dev/nbd900";
+  r.cookie = id;
+  r.fs_type = "ext4";
+  r.staging_path = staging;
+  r.rbd_nbd_pid = 999999;
+  r.boot_id = boot_id;
+  r.state = "staged";
+  return r;
+}
+
+class HealDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbdk-heal-daemon-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  csi::v1::VolumeCondition Condition(csi::v1::Node::Stub& node, const std::string& id) {
+    csi::v1::NodeGetVolumeStatsRequest req;
+    req.set_volume_id(id);
+    req.set_volume_path(dir_ + "/pods/" + id);
+    grpc::ClientContext ctx;
+    csi::v1::NodeGetVolumeStatsResponse resp;
+    grpc::Status s = node.NodeGetVolumeStats(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << id << ": " << s.error_message();
+    return resp.volume_condition();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(HealDaemonTest, StaleBootAndExpiredVolumesAreReportedAndTheStaleOneUnstages) {
+  auto boot = ReadBootId();
+  ASSERT_TRUE(boot.ok());
+  std::filesystem::create_directories(dir_ + "/state");
+  std::filesystem::create_directories(dir_ + "/staging/vol-stale");
+  {
+    auto journal = NodeJournal::Open(dir_ + "/state/journal");
+    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+    VolumeRecord stale = Record("vol-stale", "00000000-0000-0000-0000-000000000000", dir_ + "/staging/vol-stale");
+    VolumeRecord gone = Record("vol-gone", *boot, dir_ + "/staging/vol-gone");
+    gone.nbd_device = "/dev/nbd901";
+    ASSERT_TRUE(journal->Put(stale).ok());
+    ASSERT_TRUE(journal->Put(gone).ok());
+  }
+  test::DaemonProcess daemon(NBDKEEPERD_PATH, dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  for (int i = 0; i < 500 && test::HttpGet(daemon.health_port(), "/readyz").status != 200; ++i) usleep(10000);
+  ASSERT_EQ(test::HttpGet(daemon.health_port(), "/readyz").status, 200) << daemon.Log();
+  std::string log = daemon.Log();
+  EXPECT_NE(log.find("event=heal_decision volume=vol-stale decision=StaleBoot"), std::string::npos) << log;
+  EXPECT_NE(log.find("event=heal_decision volume=vol-gone decision=Expired"), std::string::npos) << log;
+  EXPECT_LT(log.find("event=healed"), log.find("event=ready")) << "ready before healing finished";
+
+  auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
+  auto stale = Condition(*node, "vol-stale");
+  EXPECT_TRUE(stale.abnormal());
+  EXPECT_NE(stale.message().find("rebooted"), std::string::npos) << stale.message();
+  auto gone = Condition(*node, "vol-gone");
+  EXPECT_TRUE(gone.abnormal());
+  EXPECT_NE(gone.message().find("expired"), std::string::npos) << gone.message();
+  EXPECT_NE(gone.message().find("/dev/nbd901 is no longer configured"), std::string::npos) << gone.message();
+
+  csi::v1::NodeUnstageVolumeRequest req;
+  req.set_volume_id("vol-stale");
+  req.set_staging_target_path(dir_ + "/staging/vol-stale");
+  grpc::ClientContext ctx;
+  csi::v1::NodeUnstageVolumeResponse resp;
+  grpc::Status s = node->NodeUnstageVolume(&ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(test::HttpGet(daemon.health_port(), "/status").body.find("vol-stale"), std::string::npos);
+  daemon.Stop(SIGTERM);
+}
+
+}  // namespace
+}  // namespace nbdk
