@@ -19,10 +19,14 @@ grpc::ServerUnaryReactor* IdentityService::GetPluginInfo(grpc::CallbackServerCon
 
 grpc::ServerUnaryReactor* IdentityService::GetPluginCapabilities(grpc::CallbackServerContext* context,
                                                                  const csi::v1::GetPluginCapabilitiesRequest*,
-                                                                 csi::v1::GetPluginCapabilitiesResponse*) {
-  // The Node service needs no plugin capability; CONTROLLER_SERVICE is
-  // advertised only once the Controller service exists.
-  return Dispatch(env_, context, "GetPluginCapabilities", [](RpcDone done) { done(Status::Ok()); });
+                                                                 csi::v1::GetPluginCapabilitiesResponse* response) {
+  // The Controller service is registered beside the Node service; the Node
+  // service needs no plugin capability of its own.
+  return Dispatch(env_, context, "GetPluginCapabilities", [response](RpcDone done) {
+    response->add_capabilities()->mutable_service()->set_type(
+        csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+    done(Status::Ok());
+  });
 }
 
 grpc::ServerUnaryReactor* IdentityService::Probe(grpc::CallbackServerContext* context, const csi::v1::ProbeRequest*,

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "csi/controller_service.h"
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
 #include "csi/node_service.h"
@@ -101,7 +102,7 @@ class Daemon {
       NBDK_LOG_INFO("health_listening", {{"address", config_.health.host}, {"port", health_->port()}});
     }
     auto csi = CsiServer::Start({config_.csi_socket_path, config_.socket_mode, config_.socket_group},
-                                {&identity_, node_service_.get()});
+                                {&identity_, node_service_.get(), controller_service_.get()});
     if (!csi.ok()) return csi.status();
     csi_ = std::move(*csi);
     NBDK_RETURN_IF_ERROR(WatchSignal(SIGTERM, [this](int) { BeginStop("SIGTERM"); }));
@@ -137,6 +138,8 @@ class Daemon {
     }
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, options});
     node_service_ = std::make_unique<NodeService>(env_, *node_);
+    controller_service_ =
+        std::make_unique<ControllerService>(env_, rados_, ControllerOptions{options.key_dir, options.resolve});
     return Status::Ok();
   }
 
@@ -219,6 +222,7 @@ class Daemon {
   std::unique_ptr<StagedVolumes> volumes_;
   std::unique_ptr<NodeContext> node_;
   std::unique_ptr<NodeService> node_service_;
+  std::unique_ptr<ControllerService> controller_service_;
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<SystemdNotifier> notifier_;
   std::vector<std::unique_ptr<SignalWatch>> signals_;

@@ -58,10 +58,8 @@ TEST_F(DaemonTest, IdentityOverUnixSocket) {
   grpc::ClientContext c2;
   csi::v1::GetPluginCapabilitiesResponse caps;
   ASSERT_TRUE(stub->GetPluginCapabilities(&c2, {}, &caps).ok());
-  for (const auto& cap : caps.capabilities()) {
-    EXPECT_NE(cap.service().type(), csi::v1::PluginCapability::Service::CONTROLLER_SERVICE)
-        << "no Controller service yet, so it must not be advertised";
-  }
+  ASSERT_EQ(caps.capabilities_size(), 1);
+  EXPECT_EQ(caps.capabilities(0).service().type(), csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
 
   grpc::ClientContext c3;
   csi::v1::ProbeResponse probe;

@@ -1,0 +1,14 @@
+# nbdk_csi_controller_request: the pure parts of the CSI Controller service
+# (request validation, image features, the volume context).
+add_library(nbdk_csi_controller_request STATIC ${CMAKE_CURRENT_LIST_DIR}/controller_request.cc)
+target_link_libraries(nbdk_csi_controller_request PUBLIC nbdk_csi_node ${RBD_LIB})
+
+# nbdk_controller_service: the CSI Controller service - CreateVolume,
+# DeleteVolume, ControllerExpandVolume on RBD with the omap volume journal.
+add_library(nbdk_controller_service STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/controller_operations.cc
+  ${CMAKE_CURRENT_LIST_DIR}/controller_service.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rbd_image.cc
+)
+target_link_libraries(nbdk_controller_service PUBLIC
+  nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_rados)

@@ -1,0 +1,146 @@
+#include "csi/controller_operations.h"
+
+#include <optional>
+
+#include "csi/rbd_image.h"
+#include "journal/omap_store.h"
+#include "journal/omap_volume_journal.h"
+#include "journal/omap_volume_keys.h"
+
+namespace nbdk {
+namespace {
+
+// A volume named by its ID: the image pool, its journal attributes, and the
+// journal pool when that differs.
+struct FoundVolume {
+  std::optional<IoCtx> image_pool;  // nullopt: the pool is gone
+  std::optional<VolumeAttributes> attributes;
+};
+
+Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                               const std::string& ns) {
+  FoundVolume out;
+  auto io = IoCtx::OpenById(cluster, volume.decoded.pool_id, ns);
+  if (!io.ok() && io.status().code() == Code::kNotFound) return out;
+  if (!io.ok()) return io.status().WithContext("volume " + volume.volume_id);
+  out.image_pool.emplace(std::move(*io));
+  RadosOmapStore volumes(*out.image_pool);
+  auto attrs = ReadVolumeAttributes(volumes, volume.decoded.object_uuid);
+  if (!attrs.ok()) return attrs.status().WithContext("volume " + volume.volume_id);
+  out.attributes = std::move(*attrs);
+  return out;
+}
+
+}  // namespace
+
+Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,
+                                           const CreateVolumeParams& params, const std::string& ns) {
+  auto pool_id = cluster->PoolId(params.pool);
+  if (!pool_id.ok()) return pool_id.status().WithContext("parameters.pool");
+  auto image_io = IoCtx::Open(cluster, params.pool, ns);
+  if (!image_io.ok()) return image_io.status();
+  std::optional<IoCtx> journal_io;
+  int64_t journal_pool_id = *pool_id;
+  if (!params.journal_pool.empty() && params.journal_pool != params.pool) {
+    auto id = cluster->PoolId(params.journal_pool);
+    if (!id.ok()) return id.status().WithContext("parameters.journalPool");
+    journal_pool_id = *id;
+    auto io = IoCtx::Open(cluster, params.journal_pool, ns);
+    if (!io.ok()) return io.status();
+    journal_io.emplace(std::move(*io));
+  }
+  RadosOmapStore volumes(*image_io);
+  RadosOmapStore directory(journal_io ? *journal_io : *image_io);
+  VolumeJournal journal(directory, volumes, {*pool_id, journal_pool_id}, kDefaultJournalInstance, RandomUuid);
+
+  auto found = journal.Lookup(params.name);
+  if (!found.ok()) return found.status();
+  VolumeReservation reservation;
+  if (*found) {
+    reservation = **found;
+    auto size = ImageSize(*image_io, reservation.image_name);
+    if (!size.ok()) return size.status();
+    if (*size && static_cast<int64_t>(**size) != params.size_bytes) {
+      return Status::AlreadyExists("name " + params.name + ": volume exists with " + std::to_string(**size) +
+                                   " bytes, " + std::to_string(params.size_bytes) + " requested");
+    }
+    // A reservation whose image a crash kept from being created gets it now.
+    if (!*size) NBDK_RETURN_IF_ERROR(CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features));
+  } else {
+    auto reserved = journal.Reserve(params.name);
+    if (!reserved.ok()) return reserved.status();
+    reservation = *reserved;
+    Status created = CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features);
+    if (!created.ok()) {
+      (void)journal.Undo(params.name, reservation.uuid);
+      return created;
+    }
+  }
+  CreatedVolume out;
+  out.volume_id = EncodeVolumeId({1, params.cluster_id, *pool_id, reservation.uuid});
+  out.size_bytes = params.size_bytes;
+  out.context = VolumeContextFor(params, reservation.image_name);
+  if (params.rados_namespace.empty() && !ns.empty()) out.context["radosNamespace"] = ns;
+  return out;
+}
+
+Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                            const std::string& ns) {
+  auto found = FindVolume(cluster, volume, ns);
+  if (!found.ok()) return found.status();
+  if (!found->image_pool) return Status::Ok();
+  IoCtx& io = *found->image_pool;
+  const std::string& uuid = volume.decoded.object_uuid;
+  // Without a journal entry the image can only be csi-vol-<uuid>: a delete
+  // that crashed after the image went is retried harmlessly.
+  std::string image = found->attributes ? found->attributes->image_name : DefaultImageName(uuid);
+  auto watchers = ImageWatchers(io, image);
+  if (!watchers.ok() && watchers.status().code() != Code::kNotFound) return watchers.status();
+  if (watchers.ok() && !watchers->empty()) {
+    return Status::FailedPrecondition("volume " + volume.volume_id + ": image " + image + " in " + io.description() +
+                                      " is in use by watcher " + watchers->front() + "; nothing deleted");
+  }
+  NBDK_RETURN_IF_ERROR(RemoveImage(io, image));
+  if (!found->attributes) return Status::Ok();
+
+  RadosOmapStore volumes(io);
+  std::optional<IoCtx> journal_io;
+  int64_t journal_pool_id = volume.decoded.pool_id;
+  if (found->attributes->journal_pool_id) {
+    journal_pool_id = *found->attributes->journal_pool_id;
+    auto jio = IoCtx::OpenById(cluster, journal_pool_id, ns);
+    if (!jio.ok()) return jio.status().WithContext("volume " + volume.volume_id + ": journal pool");
+    journal_io.emplace(std::move(*jio));
+  }
+  RadosOmapStore directory(journal_io ? *journal_io : io);
+  VolumeJournal journal(directory, volumes, {volume.decoded.pool_id, journal_pool_id}, kDefaultJournalInstance,
+                        RandomUuid);
+  return journal.Undo(found->attributes->request_name, uuid);
+}
+
+Result<int64_t> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                                     int64_t size_bytes, const std::string& ns) {
+  auto found = FindVolume(cluster, volume, ns);
+  if (!found.ok()) return found.status();
+  if (!found->attributes) return Status::NotFound("volume " + volume.volume_id + ": not found");
+  IoCtx& io = *found->image_pool;
+  NBDK_RETURN_IF_ERROR(GrowImage(io, found->attributes->image_name, static_cast<uint64_t>(size_bytes)));
+  auto size = ImageSize(io, found->attributes->image_name);
+  if (!size.ok()) return size.status();
+  if (!*size) return Status::NotFound("volume " + volume.volume_id + ": image is gone");
+  return static_cast<int64_t>(**size);
+}
+
+Status CheckVolumeExistsBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                                 const std::string& ns) {
+  auto found = FindVolume(cluster, volume, ns);
+  if (!found.ok()) return found.status();
+  if (!found->attributes) return Status::NotFound("volume " + volume.volume_id + ": not found");
+  auto size = ImageSize(*found->image_pool, found->attributes->image_name);
+  if (!size.ok()) return size.status();
+  if (!*size) return Status::NotFound("volume " + volume.volume_id + ": image " + found->attributes->image_name +
+                                      " not found");
+  return Status::Ok();
+}
+
+}  // namespace nbdk

@@ -1,0 +1,228 @@
+#include "csi/controller_request.h"
+
+#include <rbd/features.h>
+
+#include <cctype>
+
+#include "csi/map_options.h"
+
+namespace nbdk {
+namespace {
+
+using Params = google::protobuf::Map<std::string, std::string>;
+
+bool HasSpaceOrControl(std::string_view s) {
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) return true;
+  }
+  return false;
+}
+
+std::string Get(const Params& params, const char* key) {
+  auto it = params.find(key);
+  return it == params.end() ? std::string() : it->second;
+}
+
+// A pool or namespace name: RADOS allows most bytes, but these end up in
+// object names, rbd-nbd arguments and the stash.
+Status CheckName(const std::string& field, const std::string& value, bool required) {
+  if (value.empty()) return required ? Status::InvalidArgument(field + ": missing") : Status::Ok();
+  if (value.size() > 128) return Status::InvalidArgument(field + ": longer than 128 bytes");
+  if (HasSpaceOrControl(value) || value.find('/') != std::string::npos || value.find('@') != std::string::npos) {
+    return Status::InvalidArgument(field + ": contains whitespace, a control character, '/' or '@'");
+  }
+  return Status::Ok();
+}
+
+Result<ControllerSecrets> ParseSecrets(const Params& secrets) {
+  ControllerSecrets out;
+  auto id = secrets.find("userID");
+  if (id == secrets.end() || id->second.empty()) return Status::InvalidArgument("secrets: userID: missing");
+  if (id->second.size() > 128 || HasSpaceOrControl(id->second) || id->second.front() == '-') {
+    return Status::InvalidArgument("secrets: userID: longer than 128 bytes, has whitespace or a control character, "
+                                   "or starts with '-'");
+  }
+  auto key = secrets.find("userKey");
+  if (key == secrets.end() || key->second.empty()) return Status::InvalidArgument("secrets: userKey: missing");
+  out.user_id = id->second;
+  out.user_key = key->second;
+  return out;
+}
+
+Result<VolumeRef> ParseVolumeRef(const std::string& volume_id, const Params& secrets) {
+  if (volume_id.empty()) return Status::InvalidArgument("volume_id: missing");
+  auto decoded = DecodeVolumeId(volume_id);
+  if (!decoded.ok()) return decoded.status();
+  auto s = ParseSecrets(secrets);
+  if (!s.ok()) return s.status();
+  return VolumeRef{volume_id, std::move(*decoded), std::move(*s)};
+}
+
+int64_t RoundUpToMiB(int64_t bytes) { return (bytes + kMiB - 1) / kMiB * kMiB; }
+
+}  // namespace
+
+Result<uint64_t> ParseImageFeatures(std::string_view csv) {
+  static const std::map<std::string_view, uint64_t> kFeatures = {
+      {RBD_FEATURE_NAME_LAYERING, RBD_FEATURE_LAYERING},
+      {RBD_FEATURE_NAME_EXCLUSIVE_LOCK, RBD_FEATURE_EXCLUSIVE_LOCK},
+      {RBD_FEATURE_NAME_OBJECT_MAP, RBD_FEATURE_OBJECT_MAP},
+      {RBD_FEATURE_NAME_FAST_DIFF, RBD_FEATURE_FAST_DIFF},
+      {RBD_FEATURE_NAME_DEEP_FLATTEN, RBD_FEATURE_DEEP_FLATTEN},
+      {RBD_FEATURE_NAME_JOURNALING, RBD_FEATURE_JOURNALING},
+  };
+  uint64_t bits = 0;
+  while (!csv.empty()) {
+    size_t comma = csv.find(',');
+    std::string_view name = csv.substr(0, comma);
+    csv = comma == std::string_view::npos ? std::string_view() : csv.substr(comma + 1);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front()))) name.remove_prefix(1);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.remove_suffix(1);
+    if (name.empty()) continue;
+    auto it = kFeatures.find(name);
+    if (it == kFeatures.end()) {
+      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature '" +
+                                     std::string(name) + "'");
+    }
+    bits |= it->second;
+  }
+  auto requires_feature = [&](uint64_t f, uint64_t needed, const char* f_name, const char* needed_name) {
+    if ((bits & f) && !(bits & needed)) {
+      return Status::InvalidArgument(std::string("parameters.imageFeatures: ") + f_name + " requires " + needed_name);
+    }
+    return Status::Ok();
+  };
+  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_OBJECT_MAP, RBD_FEATURE_EXCLUSIVE_LOCK, "object-map",
+                                        "exclusive-lock"));
+  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_FAST_DIFF, RBD_FEATURE_OBJECT_MAP, "fast-diff", "object-map"));
+  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_JOURNALING, RBD_FEATURE_EXCLUSIVE_LOCK, "journaling",
+                                        "exclusive-lock"));
+  return bits;
+}
+
+Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range) {
+  if (range == nullptr) return kDefaultVolumeBytes;
+  int64_t required = range->required_bytes(), limit = range->limit_bytes();
+  if (required < 0) return Status::InvalidArgument("capacity_range.required_bytes: negative");
+  if (limit < 0) return Status::InvalidArgument("capacity_range.limit_bytes: negative");
+  if (limit != 0 && required > limit) {
+    return Status::InvalidArgument("capacity_range: required_bytes exceeds limit_bytes");
+  }
+  int64_t want = required != 0 ? required : (limit != 0 ? limit : kDefaultVolumeBytes);
+  if (want > INT64_MAX - kMiB) return Status::InvalidArgument("capacity_range: too large");
+  int64_t size = RoundUpToMiB(want);
+  if (limit != 0 && size > limit) {
+    return Status::InvalidArgument("capacity_range: " + std::to_string(want) + " bytes rounded up to whole MiB (" +
+                                   std::to_string(size) + ") exceeds limit_bytes");
+  }
+  return size;
+}
+
+Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request) {
+  CreateVolumeParams out;
+  if (request.name().empty()) return Status::InvalidArgument("name: missing");
+  if (request.name().size() > 253 || HasSpaceOrControl(request.name())) {
+    return Status::InvalidArgument("name: longer than 253 bytes, or has whitespace or a control character");
+  }
+  out.name = request.name();
+  if (request.has_volume_content_source()) {
+    return Status::InvalidArgument("volume_content_source: snapshots and clones are not supported");
+  }
+  auto size = VolumeSizeBytes(request.has_capacity_range() ? &request.capacity_range() : nullptr);
+  if (!size.ok()) return size.status();
+  out.size_bytes = *size;
+  if (request.volume_capabilities().empty()) return Status::InvalidArgument("volume_capabilities: missing");
+  for (int i = 0; i < request.volume_capabilities_size(); ++i) {
+    auto cap = ParseVolumeCapability(request.volume_capabilities(i), "volume_capabilities[" + std::to_string(i) + "]",
+                                     Code::kInvalidArgument);
+    if (!cap.ok()) return cap.status();
+    out.capabilities.push_back(std::move(*cap));
+  }
+
+  const Params& p = request.parameters();
+  out.cluster_id = Get(p, "clusterID");
+  out.pool = Get(p, "pool");
+  out.journal_pool = Get(p, "journalPool");
+  out.rados_namespace = Get(p, "radosNamespace");
+  NBDK_RETURN_IF_ERROR(CheckName("parameters.clusterID", out.cluster_id, true));
+  if (out.cluster_id.size() > kMaxVolumeIdLength - kVolumeIdFixedLength) {
+    return Status::InvalidArgument("parameters.clusterID: longer than 64 bytes (the volume ID would exceed 128)");
+  }
+  NBDK_RETURN_IF_ERROR(CheckName("parameters.pool", out.pool, true));
+  NBDK_RETURN_IF_ERROR(CheckName("parameters.journalPool", out.journal_pool, false));
+  NBDK_RETURN_IF_ERROR(CheckName("parameters.radosNamespace", out.rados_namespace, false));
+  auto features = ParseImageFeatures(p.count("imageFeatures") ? Get(p, "imageFeatures") : kDefaultImageFeatures);
+  if (!features.ok()) return features.status();
+  out.features = *features;
+  std::string mounter = Get(p, "mounter");
+  if (!mounter.empty() && mounter != "rbd-nbd") {
+    return Status::InvalidArgument("parameters.mounter: '" + mounter + "' is not supported; only rbd-nbd");
+  }
+  out.map_options = Get(p, "mapOptions");
+  auto nbd = NbdOptionSection(out.map_options);
+  if (!nbd.ok()) return nbd.status().WithContext("parameters.mapOptions");
+  auto args = NbdOptionArgs(*nbd);
+  if (!args.ok()) return args.status().WithContext("parameters.mapOptions");
+
+  auto secrets = ParseSecrets(request.secrets());
+  if (!secrets.ok()) return secrets.status();
+  out.secrets = std::move(*secrets);
+  return out;
+}
+
+Result<std::optional<VolumeRef>> ParseDeleteVolumeRequest(const csi::v1::DeleteVolumeRequest& request) {
+  if (!request.volume_id().empty() && !DecodeVolumeId(request.volume_id()).ok()) {
+    return std::optional<VolumeRef>();
+  }
+  auto ref = ParseVolumeRef(request.volume_id(), request.secrets());
+  if (!ref.ok()) return ref.status();
+  return std::optional<VolumeRef>(std::move(*ref));
+}
+
+Result<ControllerExpandParams> ParseControllerExpandRequest(const csi::v1::ControllerExpandVolumeRequest& request) {
+  auto ref = ParseVolumeRef(request.volume_id(), request.secrets());
+  if (!ref.ok()) return ref.status();
+  ControllerExpandParams out;
+  out.volume = std::move(*ref);
+  if (!request.has_capacity_range()) return Status::InvalidArgument("capacity_range: missing");
+  if (request.capacity_range().required_bytes() <= 0 && request.capacity_range().limit_bytes() <= 0) {
+    return Status::InvalidArgument("capacity_range: neither required_bytes nor limit_bytes is set");
+  }
+  auto size = VolumeSizeBytes(&request.capacity_range());
+  if (!size.ok()) return size.status();
+  out.size_bytes = *size;
+  if (request.has_volume_capability()) {
+    auto cap = ParseVolumeCapability(request.volume_capability(), "volume_capability", Code::kInvalidArgument);
+    if (!cap.ok()) return cap.status();
+    out.node_expansion_required = !cap->block;
+  }
+  return out;
+}
+
+Result<ValidateParams> ParseValidateRequest(const csi::v1::ValidateVolumeCapabilitiesRequest& request) {
+  auto ref = ParseVolumeRef(request.volume_id(), request.secrets());
+  if (!ref.ok()) return ref.status();
+  if (request.volume_capabilities().empty()) return Status::InvalidArgument("volume_capabilities: missing");
+  ValidateParams out;
+  out.volume = std::move(*ref);
+  for (int i = 0; i < request.volume_capabilities_size() && out.capabilities.ok(); ++i) {
+    auto cap = ParseVolumeCapability(request.volume_capabilities(i), "volume_capabilities[" + std::to_string(i) + "]",
+                                     Code::kFailedPrecondition);
+    // A malformed capability is the caller's error; an unsupported one is
+    // an answer (not confirmed), as the spec asks.
+    if (!cap.ok() && cap.status().code() == Code::kInvalidArgument) return cap.status();
+    if (!cap.ok()) out.capabilities = cap.status();
+  }
+  return out;
+}
+
+std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& params, const std::string& image_name) {
+  std::map<std::string, std::string> ctx = {
+      {"clusterID", params.cluster_id}, {"pool", params.pool}, {"imageName", image_name}, {"mounter", "rbd-nbd"}};
+  if (!params.journal_pool.empty()) ctx["journalPool"] = params.journal_pool;
+  if (!params.rados_namespace.empty()) ctx["radosNamespace"] = params.rados_namespace;
+  if (!params.map_options.empty()) ctx["mapOptions"] = params.map_options;
+  return ctx;
+}
+
+}  // namespace nbdk

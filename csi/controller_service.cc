@@ -1,0 +1,183 @@
+#include "csi/controller_service.h"
+
+#include "csi/cluster_config.h"
+#include "csi/controller_operations.h"
+#include "csi/controller_request.h"
+#include "csi/key_file.h"
+
+namespace nbdk {
+namespace {
+
+// Parses `request`, takes the op lock `lock_key(parsed)` and runs `op`; a
+// parse error or a held lock finishes the RPC at once. The lock is released
+// when `op` calls its done.
+template <typename Parsed, typename Request, typename Parse, typename Key, typename Op>
+grpc::ServerUnaryReactor* LockedCall(RpcEnv& env, OpLocks& locks, grpc::CallbackServerContext* context,
+                                     const char* method, const Request* request, Parse parse, Key lock_key, Op op) {
+  return Dispatch(env, context, method, [&locks, request, parse, lock_key, op](RpcDone done) {
+    Result<Parsed> parsed = parse(*request);
+    if (!parsed.ok()) return done(parsed.status());
+    auto lock = locks.Lock(lock_key(*parsed));
+    if (!lock.ok()) return done(lock.status());
+    auto guard = std::make_shared<OpLocks::Guard>(std::move(*lock));
+    op(std::make_shared<Parsed>(std::move(*parsed)), [guard, done](Status s) { done(s); });
+  });
+}
+
+}  // namespace
+
+ControllerService::ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options)
+    : env_(env), rados_(rados), options_(std::move(options)) {}
+
+void ControllerService::OnCluster(const std::string& cluster_id, const std::string& ns,
+                                  const ControllerSecrets& secrets, ClusterWork work, std::function<void(Status)> done) {
+  struct Call {
+    Result<ClusterConfig> config = Status::Internal("not read");
+    Result<std::string> keyfile = Status::Internal("not written");
+    Status status;
+  };
+  auto call = std::make_shared<Call>();
+  EventLoop& loop = env_.loop;
+  // Runs last in every path: the key must not outlive the call.
+  auto finish = [&loop, call, done](Status s) {
+    loop.RunBlocking(
+        [call] {
+          if (call->keyfile.ok()) (void)RemoveKeyFile(*call->keyfile);
+        },
+        [done, s] { done(s); });
+  };
+  const std::string id = "controller-" + std::to_string(++key_files_);
+  loop.RunBlocking(
+      [call, path = options_.resolve.cluster_config_path, dir = options_.key_dir, id, key = secrets.user_key] {
+        call->config = LoadClusterConfig(path);
+        if (call->config.ok()) call->keyfile = WriteKeyFile(dir, id, key);
+      },
+      [this, call, cluster_id, ns, user = secrets.user_id, work = std::move(work), finish, &loop] {
+        if (!call->config.ok()) return finish(call->config.status());
+        if (!call->keyfile.ok()) return finish(call->keyfile.status().WithContext("write key file"));
+        auto entry = call->config->Find(cluster_id);
+        if (!entry.ok()) return finish(entry.status());
+        RadosConfig rc;
+        rc.ceph_conf = options_.resolve.ceph_conf;
+        rc.monitors = entry->monitors;
+        rc.user_id = user;
+        rc.keyfile = *call->keyfile;
+        rc.timeout_s = options_.resolve.rados_timeout_s;
+        std::string effective_ns = ns.empty() ? entry->rados_namespace : ns;
+        rados_.Get(rc, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
+          if (!cluster.ok()) return finish(cluster.status());
+          loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
+                           [call, finish] { finish(call->status); });
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerContext* c,
+                                                          const csi::v1::CreateVolumeRequest* r,
+                                                          csi::v1::CreateVolumeResponse* response) {
+  return LockedCall<CreateVolumeParams>(
+      env_, locks_, c, "CreateVolume", r, ParseCreateVolumeRequest,
+      [](const CreateVolumeParams& p) { return "volume name " + p.name; },
+      [this, response](std::shared_ptr<CreateVolumeParams> p, std::function<void(Status)> done) {
+        auto out = std::make_shared<CreatedVolume>();
+        auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          auto created = CreateVolumeBlocking(cluster, *p, ns);
+          if (!created.ok()) return created.status();
+          *out = std::move(*created);
+          return Status::Ok();
+        };
+        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [response, out, done](Status s) {
+          if (s.ok()) {
+            csi::v1::Volume* v = response->mutable_volume();
+            v->set_volume_id(out->volume_id);
+            v->set_capacity_bytes(out->size_bytes);
+            for (const auto& [k, val] : out->context) (*v->mutable_volume_context())[k] = val;
+          }
+          done(s);
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* ControllerService::DeleteVolume(grpc::CallbackServerContext* c,
+                                                          const csi::v1::DeleteVolumeRequest* r,
+                                                          csi::v1::DeleteVolumeResponse*) {
+  return Dispatch(env_, c, "DeleteVolume", [this, r](RpcDone done) {
+    auto parsed = ParseDeleteVolumeRequest(*r);
+    if (!parsed.ok()) return done(parsed.status());
+    if (!*parsed) return done(Status::Ok());
+    auto lock = locks_.Lock("volume " + r->volume_id());
+    if (!lock.ok()) return done(lock.status());
+    auto guard = std::make_shared<OpLocks::Guard>(std::move(*lock));
+    auto v = std::make_shared<VolumeRef>(std::move(**parsed));
+    OnCluster(v->decoded.cluster_id, "", v->secrets,
+              [v](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+                return DeleteVolumeBlocking(cluster, *v, ns);
+              },
+              [guard, done](Status s) { done(s); });
+  });
+}
+
+grpc::ServerUnaryReactor* ControllerService::ControllerExpandVolume(grpc::CallbackServerContext* c,
+                                                                    const csi::v1::ControllerExpandVolumeRequest* r,
+                                                                    csi::v1::ControllerExpandVolumeResponse* response) {
+  return LockedCall<ControllerExpandParams>(
+      env_, locks_, c, "ControllerExpandVolume", r, ParseControllerExpandRequest,
+      [](const ControllerExpandParams& p) { return "volume " + p.volume.volume_id; },
+      [this, response](std::shared_ptr<ControllerExpandParams> p, std::function<void(Status)> done) {
+        auto size = std::make_shared<int64_t>(0);
+        auto work = [p, size](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          auto grown = ExpandVolumeBlocking(cluster, p->volume, p->size_bytes, ns);
+          if (!grown.ok()) return grown.status();
+          *size = *grown;
+          return Status::Ok();
+        };
+        OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets, work, [p, size, response, done](Status s) {
+          if (s.ok()) {
+            response->set_capacity_bytes(*size);
+            response->set_node_expansion_required(p->node_expansion_required);
+          }
+          done(s);
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* ControllerService::ValidateVolumeCapabilities(
+    grpc::CallbackServerContext* c, const csi::v1::ValidateVolumeCapabilitiesRequest* r,
+    csi::v1::ValidateVolumeCapabilitiesResponse* response) {
+  // Read-only: no op lock.
+  return Dispatch(env_, c, "ValidateVolumeCapabilities", [this, r, response](RpcDone done) {
+    auto parsed = ParseValidateRequest(*r);
+    if (!parsed.ok()) return done(parsed.status());
+    auto p = std::make_shared<ValidateParams>(std::move(*parsed));
+    OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets,
+              [p](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+                return CheckVolumeExistsBlocking(cluster, p->volume, ns);
+              },
+              [p, r, response, done](Status s) {
+                if (!s.ok()) return done(s);
+                if (!p->capabilities.ok()) {
+                  response->set_message(p->capabilities.message());
+                  return done(Status::Ok());
+                }
+                csi::v1::ValidateVolumeCapabilitiesResponse::Confirmed* confirmed = response->mutable_confirmed();
+                *confirmed->mutable_volume_capabilities() = r->volume_capabilities();
+                *confirmed->mutable_volume_context() = r->volume_context();
+                *confirmed->mutable_parameters() = r->parameters();
+                done(Status::Ok());
+              });
+  });
+}
+
+grpc::ServerUnaryReactor* ControllerService::ControllerGetCapabilities(
+    grpc::CallbackServerContext* c, const csi::v1::ControllerGetCapabilitiesRequest*,
+    csi::v1::ControllerGetCapabilitiesResponse* response) {
+  return Dispatch(env_, c, "ControllerGetCapabilities", [response](RpcDone done) {
+    using Rpc = csi::v1::ControllerServiceCapability::RPC;
+    for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME}) {
+      response->add_capabilities()->mutable_rpc()->set_type(type);
+    }
+    done(Status::Ok());
+  });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,68 @@
+// ControllerService: the CSI Controller service - CreateVolume,
+// DeleteVolume, ControllerExpandVolume, ValidateVolumeCapabilities - for
+// ceph-csi-compatible RBD volumes (csi/controller_operations.h does the work).
+//
+// Follows csi/rpc.h. Per call, on the loop: parse (csi/controller_request.h),
+// take the op lock of the request name or volume ID (ABORTED when held),
+// then in blocking work read config.json and write the caller's key to a
+// 0600 key file, connect (RadosClients), run the operation, and remove the
+// key file. Loop thread only; `rados` outlives the service.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "csi/image_resolver.h"
+#include "csi/op_locks.h"
+#include "csi/proto/csi.grpc.pb.h"
+#include "csi/rpc.h"
+#include "journal/rados_clients.h"
+
+namespace nbdk {
+
+struct ControllerSecrets;
+
+struct ControllerOptions {
+  std::string key_dir = "/run/nbdkeeper/keys";
+  ResolveOptions resolve;  // config.json path, ceph.conf, librados timeout
+};
+
+class ControllerService final : public csi::v1::Controller::CallbackService {
+ public:
+  ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options);
+
+  grpc::ServerUnaryReactor* CreateVolume(grpc::CallbackServerContext* c, const csi::v1::CreateVolumeRequest* r,
+                                         csi::v1::CreateVolumeResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteVolume(grpc::CallbackServerContext* c, const csi::v1::DeleteVolumeRequest* r,
+                                         csi::v1::DeleteVolumeResponse*) override;
+  grpc::ServerUnaryReactor* ControllerExpandVolume(grpc::CallbackServerContext* c,
+                                                   const csi::v1::ControllerExpandVolumeRequest* r,
+                                                   csi::v1::ControllerExpandVolumeResponse* response) override;
+  grpc::ServerUnaryReactor* ValidateVolumeCapabilities(grpc::CallbackServerContext* c,
+                                                       const csi::v1::ValidateVolumeCapabilitiesRequest* r,
+                                                       csi::v1::ValidateVolumeCapabilitiesResponse* response) override;
+  grpc::ServerUnaryReactor* ControllerGetCapabilities(grpc::CallbackServerContext* c,
+                                                      const csi::v1::ControllerGetCapabilitiesRequest*,
+                                                      csi::v1::ControllerGetCapabilitiesResponse* response) override;
+
+ private:
+  // Work on one cluster: `(connection, effective RADOS namespace)`. BLOCKING.
+  using ClusterWork = std::function<Status(const std::shared_ptr<RadosCluster>&, const std::string&)>;
+
+  // Writes the key file, connects as `secrets`' user to `cluster_id` and runs
+  // `work` in blocking work; the key file is removed afterwards whatever
+  // happened. `done` runs on the loop. `ns` overrides config.json's RADOS
+  // namespace when not empty.
+  void OnCluster(const std::string& cluster_id, const std::string& ns, const ControllerSecrets& secrets,
+                 ClusterWork work, std::function<void(Status)> done);
+
+  RpcEnv env_;
+  RadosClients& rados_;
+  ControllerOptions options_;
+  OpLocks locks_;
+  uint64_t key_files_ = 0;  // names each call's key file uniquely
+};
+
+}  // namespace nbdk

@@ -1,0 +1,8 @@
+# nbdk_omap_journal: the write side of ceph-csi's omap volume journal, for
+# the Controller service.
+add_library(nbdk_omap_journal STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/omap_store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/omap_volume_journal.cc
+  ${CMAKE_CURRENT_LIST_DIR}/omap_volume_keys.cc
+)
+target_link_libraries(nbdk_omap_journal PUBLIC nbdk_rados)

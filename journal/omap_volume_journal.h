@@ -1,0 +1,83 @@
+// VolumeJournal: the write side of ceph-csi's omap volume journal - what
+// makes CreateVolume idempotent by CO request name (docs/ceph-csi-compat.md).
+//
+// Reserve order: exclusive create of csi.volume.<uuid> (a new uuid on
+// conflict, at most 5 tries), then the directory key, then the per-volume
+// keys; the caller creates the image last. Undo runs in reverse. A crash
+// between any two steps leaves a state Lookup recognizes: a directory key
+// whose per-volume object is missing, lacks csi.volname, or names another
+// request is stale and is cleaned up, so the retry reserves afresh and
+// exactly one reservation (one image name) survives.
+//
+// BLOCKING (every call goes to the stores); not thread-safe: the caller
+// serializes calls per request name (the controller's per-name op lock).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "daemon/status.h"
+#include "journal/omap_store.h"
+
+namespace nbdk {
+
+struct VolumeReservation {
+  std::string uuid;
+  std::string image_name;
+
+  bool operator==(const VolumeReservation&) const = default;
+};
+
+// What the per-volume object says, for calls that have only the volume ID.
+struct VolumeAttributes {
+  std::string request_name;                // csi.volname; "" if absent
+  std::string image_name;                  // csi.imagename, or csi-vol-<uuid>
+  std::optional<int64_t> journal_pool_id;  // csi.journalpool, when set
+};
+
+struct VolumeJournalPools {
+  int64_t image_pool_id = 0;
+  int64_t journal_pool_id = 0;  // == image_pool_id unless journalPool is set
+};
+
+class VolumeJournal {
+ public:
+  // `directory` is the journal pool, `volumes` the image pool (the same store
+  // when they are one pool); both outlive the journal. `new_uuid` returns a
+  // fresh random canonical uuid per call.
+  VolumeJournal(OmapStore& directory, OmapStore& volumes, VolumeJournalPools pools, std::string instance,
+                std::function<std::string()> new_uuid);
+
+  // The live reservation of `request_name`, or nullopt. Cleans up a stale
+  // directory key (and our own half-written per-volume object) first.
+  // AlreadyExists when the name is reserved for an image in another pool.
+  Result<std::optional<VolumeReservation>> Lookup(const std::string& request_name);
+
+  // Reserves `request_name` (the caller found no reservation). The image
+  // name is csi-vol-<uuid>. On failure, what was written is undone
+  // (best effort; Lookup cleans up whatever a crash leaves).
+  Result<VolumeReservation> Reserve(const std::string& request_name);
+
+  // Removes the per-volume object, then the directory key if it still
+  // points at `uuid`. Idempotent.
+  Status Undo(const std::string& request_name, const std::string& uuid);
+
+ private:
+  OmapStore& directory_;
+  OmapStore& volumes_;
+  VolumeJournalPools pools_;
+  std::string directory_object_;
+  std::function<std::string()> new_uuid_;
+};
+
+// BLOCKING. Reads csi.volume.<uuid> from `volumes` (the image pool);
+// nullopt when the object is missing.
+Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid);
+
+// A random (version 4) uuid, lowercase; a per-thread generator seeded from
+// std::random_device, so calls from pool threads need no lock.
+std::string RandomUuid();
+
+}  // namespace nbdk

@@ -1,0 +1,198 @@
+#include "csi/controller_request.h"
+
+#include <gtest/gtest.h>
+#include <rbd/features.h>
+
+namespace nbdk {
+namespace {
+
+using Mode = csi::v1::VolumeCapability::AccessMode;
+
+constexpr char kVolumeId[] = "0001-0009-rook-ceph-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
+constexpr char kKey[] = "AQBsecretKEYvalue0123456789abcdefghij==";
+
+template <typename Request>
+void SetSecrets(Request* r) {
+  (*r->mutable_secrets())["userID"] = "csi-rbd-provisioner";
+  (*r->mutable_secrets())["userKey"] = kKey;
+}
+
+csi::v1::CreateVolumeRequest ValidCreate() {
+  csi::v1::CreateVolumeRequest r;
+  r.set_name("pvc-1b7e");
+  r.mutable_capacity_range()->set_required_bytes(10 * kMiB);
+  auto* cap = r.add_volume_capabilities();
+  cap->mutable_mount()->set_fs_type("ext4");
+  cap->mutable_access_mode()->set_mode(Mode::SINGLE_NODE_WRITER);
+  (*r.mutable_parameters())["clusterID"] = "rook-ceph";
+  (*r.mutable_parameters())["pool"] = "rbd";
+  SetSecrets(&r);
+  return r;
+}
+
+void ExpectInvalid(const Result<CreateVolumeParams>& r, const std::string& field) {
+  ASSERT_FALSE(r.ok()) << field;
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(field), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().find(kKey), std::string::npos);
+}
+
+TEST(ImageFeatures, DefaultIsCephCsis) {
+  auto bits = ParseImageFeatures(kDefaultImageFeatures);
+  ASSERT_TRUE(bits.ok());
+  EXPECT_EQ(*bits, RBD_FEATURE_LAYERING | RBD_FEATURE_EXCLUSIVE_LOCK | RBD_FEATURE_OBJECT_MAP | RBD_FEATURE_FAST_DIFF);
+  EXPECT_EQ(*ParseImageFeatures("layering"), RBD_FEATURE_LAYERING);
+  EXPECT_EQ(*ParseImageFeatures(" layering , deep-flatten,"), RBD_FEATURE_LAYERING | RBD_FEATURE_DEEP_FLATTEN);
+  EXPECT_EQ(*ParseImageFeatures(""), 0u);
+}
+
+TEST(ImageFeatures, RejectsUnknownAndMissingDependencies) {
+  for (const char* bad : {"layering,bogus", "striping", "object-map", "layering,fast-diff", "journaling"}) {
+    auto bits = ParseImageFeatures(bad);
+    ASSERT_FALSE(bits.ok()) << bad;
+    EXPECT_EQ(bits.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(bits.status().message().find("parameters.imageFeatures"), std::string::npos);
+  }
+}
+
+TEST(VolumeSize, RoundsUpToMiBWithinLimit) {
+  csi::v1::CapacityRange range;
+  EXPECT_EQ(*VolumeSizeBytes(nullptr), kDefaultVolumeBytes);
+  EXPECT_EQ(*VolumeSizeBytes(&range), kDefaultVolumeBytes);
+  range.set_required_bytes(1);
+  EXPECT_EQ(*VolumeSizeBytes(&range), kMiB);
+  range.set_required_bytes(5 * kMiB);
+  EXPECT_EQ(*VolumeSizeBytes(&range), 5 * kMiB);
+  range.set_required_bytes(0);
+  range.set_limit_bytes(3 * kMiB);
+  EXPECT_EQ(*VolumeSizeBytes(&range), 3 * kMiB);
+  range.set_required_bytes(kMiB + 1);
+  range.set_limit_bytes(kMiB + 2);
+  EXPECT_FALSE(VolumeSizeBytes(&range).ok());  // 2 MiB after rounding exceeds the limit
+  range.set_required_bytes(4 * kMiB);
+  range.set_limit_bytes(2 * kMiB);
+  EXPECT_FALSE(VolumeSizeBytes(&range).ok());
+  range.set_required_bytes(-1);
+  EXPECT_FALSE(VolumeSizeBytes(&range).ok());
+}
+
+TEST(CreateVolumeRequest, ValidParsesWithDefaults) {
+  auto p = ParseCreateVolumeRequest(ValidCreate());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->name, "pvc-1b7e");
+  EXPECT_EQ(p->size_bytes, 10 * kMiB);
+  EXPECT_EQ(p->cluster_id, "rook-ceph");
+  EXPECT_EQ(p->pool, "rbd");
+  EXPECT_EQ(p->features, *ParseImageFeatures(kDefaultImageFeatures));
+  EXPECT_EQ(p->secrets.user_id, "csi-rbd-provisioner");
+  EXPECT_EQ(p->secrets.user_key, kKey);
+  ASSERT_EQ(p->capabilities.size(), 1u);
+  EXPECT_EQ(p->capabilities[0].fs_type, "ext4");
+}
+
+TEST(CreateVolumeRequest, ErrorsNameTheField) {
+  auto r = ValidCreate();
+  r.clear_name();
+  ExpectInvalid(ParseCreateVolumeRequest(r), "name");
+  r = ValidCreate();
+  r.clear_volume_capabilities();
+  ExpectInvalid(ParseCreateVolumeRequest(r), "volume_capabilities");
+  r = ValidCreate();
+  r.mutable_parameters()->erase("clusterID");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.clusterID");
+  r = ValidCreate();
+  r.mutable_parameters()->erase("pool");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.pool");
+  r = ValidCreate();
+  (*r.mutable_parameters())["journalPool"] = "a/b";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.journalPool");
+  r = ValidCreate();
+  (*r.mutable_parameters())["imageFeatures"] = "layering,nope";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.imageFeatures");
+  r = ValidCreate();
+  (*r.mutable_parameters())["mounter"] = "rbd";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.mounter");
+  r = ValidCreate();
+  (*r.mutable_parameters())["mapOptions"] = "nbd:io-timeout=30";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.mapOptions");
+  r = ValidCreate();
+  r.mutable_secrets()->erase("userKey");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "secrets: userKey");
+  r = ValidCreate();
+  r.mutable_secrets()->erase("userID");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "secrets: userID");
+  r = ValidCreate();
+  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("s");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "volume_content_source");
+  r = ValidCreate();
+  auto* cap = r.mutable_volume_capabilities(0);
+  cap->mutable_access_mode()->set_mode(Mode::MULTI_NODE_MULTI_WRITER);  // shared ext4: unsupported
+  ExpectInvalid(ParseCreateVolumeRequest(r), "volume_capabilities[0]");
+}
+
+TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {
+  auto r = ValidCreate();
+  (*r.mutable_parameters())["journalPool"] = "meta";
+  (*r.mutable_parameters())["mapOptions"] = "nbd:try-netlink";
+  auto p = ParseCreateVolumeRequest(r);
+  ASSERT_TRUE(p.ok());
+  std::map<std::string, std::string> want = {{"clusterID", "rook-ceph"}, {"pool", "rbd"},
+                                             {"imageName", "csi-vol-x"}, {"journalPool", "meta"},
+                                             {"mounter", "rbd-nbd"},     {"mapOptions", "nbd:try-netlink"}};
+  EXPECT_EQ(VolumeContextFor(*p, "csi-vol-x"), want);
+}
+
+TEST(DeleteVolumeRequest, UndecodableIdIsNoVolume) {
+  csi::v1::DeleteVolumeRequest r;
+  SetSecrets(&r);
+  r.set_volume_id("not-a-ceph-csi-id");
+  auto p = ParseDeleteVolumeRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(*p);
+  r.set_volume_id(kVolumeId);
+  p = ParseDeleteVolumeRequest(r);
+  ASSERT_TRUE(p.ok() && *p);
+  EXPECT_EQ((*p)->decoded.pool_id, 2);
+  r.clear_volume_id();
+  EXPECT_EQ(ParseDeleteVolumeRequest(r).status().code(), Code::kInvalidArgument);
+  r.set_volume_id(kVolumeId);
+  r.mutable_secrets()->erase("userKey");
+  EXPECT_EQ(ParseDeleteVolumeRequest(r).status().code(), Code::kInvalidArgument);
+}
+
+TEST(ControllerExpandRequest, NodeExpansionUnlessBlock) {
+  csi::v1::ControllerExpandVolumeRequest r;
+  SetSecrets(&r);
+  r.set_volume_id(kVolumeId);
+  EXPECT_EQ(ParseControllerExpandRequest(r).status().code(), Code::kInvalidArgument);  // no capacity_range
+  r.mutable_capacity_range()->set_required_bytes(3 * kMiB - 1);
+  auto p = ParseControllerExpandRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->size_bytes, 3 * kMiB);
+  EXPECT_TRUE(p->node_expansion_required);
+  r.mutable_volume_capability()->mutable_block();
+  r.mutable_volume_capability()->mutable_access_mode()->set_mode(Mode::SINGLE_NODE_WRITER);
+  p = ParseControllerExpandRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->node_expansion_required);
+}
+
+TEST(ValidateRequest, UnsupportedCapabilityIsAnAnswerNotAnError) {
+  csi::v1::ValidateVolumeCapabilitiesRequest r;
+  SetSecrets(&r);
+  r.set_volume_id(kVolumeId);
+  EXPECT_EQ(ParseValidateRequest(r).status().code(), Code::kInvalidArgument);  // no capabilities
+  auto* cap = r.add_volume_capabilities();
+  cap->mutable_mount()->set_fs_type("ext4");
+  cap->mutable_access_mode()->set_mode(Mode::SINGLE_NODE_WRITER);
+  auto p = ParseValidateRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->capabilities.ok());
+  cap->mutable_access_mode()->set_mode(Mode::MULTI_NODE_MULTI_WRITER);
+  p = ParseValidateRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->capabilities.ok());
+}
+
+}  // namespace
+}  // namespace nbdk
