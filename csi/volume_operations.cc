@@ -242,6 +242,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   VolumeRecord record = *found;
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;
+  int64_t required = request.required_bytes;
   auto report_size = [n, record, response, held, done](Status s) {
     if (!s.ok()) return done(s);
     DeviceSizeAsync(n->loop, record.nbd_device, [response, done](Result<uint64_t> size) {
@@ -250,9 +251,22 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
       done(Status::Ok());
     });
   };
-  if (record.block) return report_size(Status::Ok());
-  GrowFilesystem(node.loop, record.fs_type, record.nbd_device, StagedMountPoint(record.staging_path, record.volume_id),
-                 report_size);
+  // rbd-nbd resizes the device when its image grows, but through netlink
+  // only where the kernel supports resizing a live device: growing a
+  // filesystem on a device that did not grow would report success for
+  // nothing.
+  DeviceSizeAsync(node.loop, record.nbd_device, [n, record, required, report_size](Result<uint64_t> size) {
+    if (!size.ok()) return report_size(size.status());
+    if (required > 0 && *size < static_cast<uint64_t>(required)) {
+      return report_size(Status::Unavailable(
+          record.nbd_device + " is still " + std::to_string(*size) + " bytes, the volume needs " +
+          std::to_string(required) + ": rbd-nbd has not resized the device (this kernel may not resize a "
+          "netlink-configured nbd device); unstage and stage the volume to use the new size"));
+    }
+    if (record.block) return report_size(Status::Ok());
+    GrowFilesystem(n->loop, record.fs_type, record.nbd_device, StagedMountPoint(record.staging_path, record.volume_id),
+                   report_size);
+  });
 }
 
 }  // namespace nbdk
