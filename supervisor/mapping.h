@@ -100,6 +100,9 @@ class Mapping {
   MappingSnapshot Snapshot() const;
 
  private:
+  // A stop request the current state answers by itself (map in flight, a
+  // stop already running, already stopped): answers it and returns true.
+  bool SettleStopEarly(const char* what, StopDone& done);
   // mapping.cc: map, connected, stop.
   void Transition(MappingState to, std::string reason);
   Status SpawnRbdNbd(const std::vector<std::string>& argv, const char* role);

@@ -18,21 +18,25 @@ bool LooksNotMapped(const CommandResult& r) {
 }
 }  // namespace
 
-void Mapping::Unmap(StopDone done) {
+bool Mapping::SettleStopEarly(const char* what, StopDone& done) {
   switch (state_) {
     case MappingState::kMapping:
-      done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the unmap later"));
-      return;
+      done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the " + what + " later"));
+      return true;
     case MappingState::kUnmapping:
       stop_waiters_.push_back(std::move(done));
-      return;
+      return true;
     case MappingState::kUnmapped:
     case MappingState::kFailed:
       done(Status::Ok());
-      return;
+      return true;
     default:
-      break;
+      return false;
   }
+}
+
+void Mapping::Unmap(StopDone done) {
+  if (SettleStopEarly("unmap", done)) return;
   if (released_) {
     done(Status::Aborted("volume " + request_.volume_id + ": released by a daemon stop"));
     return;
@@ -105,20 +109,7 @@ void Mapping::OnUnmapCommandDone(const Result<CommandResult>& r) {
 }
 
 void Mapping::Detach(StopDone done) {
-  switch (state_) {
-    case MappingState::kMapping:
-      done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the detach later"));
-      return;
-    case MappingState::kUnmapping:
-      stop_waiters_.push_back(std::move(done));
-      return;
-    case MappingState::kUnmapped:
-    case MappingState::kFailed:
-      done(Status::Ok());
-      return;
-    default:
-      break;
-  }
+  if (SettleStopEarly("detach", done)) return;
   ++env_.stats.counters.detaches;
   stop_waiters_.push_back(std::move(done));
   CancelTimers();
