@@ -34,22 +34,21 @@ void Mapping::StartAttachAttempt() {
   ++attempts_;
   ++env_.stats.counters.reattach_attempts;
   ++epoch_;
-  Transition(MappingState::kReattaching,
-             "attempt " + std::to_string(attempts_) + ": attaching while breaking the dead owner's lock");
-  // The break runs beside the attach, not before it: the new client cannot
-  // take the lock while the dead owner holds it, and the break names that
-  // owner, so it can never fence the new client. Serialising them would add
-  // the cluster round trips of the break to every outage.
+  Transition(MappingState::kReattaching, "attempt " + std::to_string(attempts_) + ": breaking the dead owner's lock");
   std::weak_ptr<bool> weak = alive_;
-  env_.lock_breaker.BreakDeadOwnerLock(request_.image, [this, weak](Status s) {
-    if (weak.expired() || s.ok()) return;
-    // Not fatal: the attach still works, its IO just waits for the OSDs to
-    // time the dead client's watch out (~30 s).
-    ++env_.stats.counters.lock_break_failures;
-    NBDK_LOG_WARN("lock_break_failed",
-                  {{"volume", request_.volume_id}, {"image", request_.image.Path()}, {"error", s.ToString()}});
+  uint64_t epoch = epoch_;
+  env_.lock_breaker.BreakDeadOwnerLock(request_.image, [this, weak, epoch](Status s) {
+    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
+    if (!s.ok()) {
+      // Not fatal: the attach still works, its IO just waits for the OSDs
+      // to time the dead client's watch out (~30 s).
+      ++env_.stats.counters.lock_break_failures;
+      NBDK_LOG_WARN("lock_break_failed", {{"volume", request_.volume_id},
+                                          {"image", request_.image.Path()},
+                                          {"error", s.ToString()}});
+    }
+    SpawnAttach();
   });
-  SpawnAttach();
 }
 
 void Mapping::SpawnAttach() {
