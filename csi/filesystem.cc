@@ -1,5 +1,12 @@
 #include "csi/filesystem.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
 #include "daemon/child_process.h"
 
 namespace nbdk {
@@ -118,6 +125,22 @@ void GrowFilesystem(EventLoop& loop, const std::string& fs_type, const std::stri
                     const std::string& mount_point, StatusCallback done) {
   if (fs_type == "xfs") return Run(loop, {"xfs_growfs", mount_point}, kMkfsTimeoutMs, std::move(done));
   Run(loop, {"resize2fs", device}, kMkfsTimeoutMs, std::move(done));
+}
+
+Status CreateMountPoint(const std::string& path, bool block) {
+  if (block) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return Status::FromErrno(errno, "create block mount point " + path);
+    ::close(fd);
+    return Status::Ok();
+  }
+  if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
+  return Status::Ok();
+}
+
+Status RemoveMountPoint(const std::string& path) {
+  if (::remove(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + path);
+  return Status::Ok();
 }
 
 }  // namespace nbdk

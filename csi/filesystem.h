@@ -42,4 +42,11 @@ void Unmount(EventLoop& loop, const std::string& target, StatusCallback done);
 void GrowFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device,
                     const std::string& mount_point, StatusCallback done);
 
+// BLOCKING (call in RunBlocking). Creates a mount point: a directory (0750)
+// for a filesystem, an empty file (0600) for a block bind mount. An existing
+// one is fine.
+Status CreateMountPoint(const std::string& path, bool block);
+// BLOCKING. Removes a mount point (file or empty directory); absent is fine.
+Status RemoveMountPoint(const std::string& path);
+
 }  // namespace nbdk

@@ -16,24 +16,6 @@
 namespace nbdk {
 namespace {
 
-// Creates the mount point: a directory for a filesystem, a file for a block
-// bind mount. An existing one is fine. BLOCKING.
-Status CreateMountPoint(const std::string& path, bool block) {
-  if (block) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return Status::FromErrno(errno, "create block mount point " + path);
-    ::close(fd);
-    return Status::Ok();
-  }
-  if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
-  return Status::Ok();
-}
-
-Status RemoveMountPoint(const std::string& path) {
-  if (::remove(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + path);
-  return Status::Ok();
-}
-
 class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
  public:
   StageTransaction(NodeContext& node, StageRequest request, VolumeOpLock lock, std::function<void(Status)> done)

@@ -18,11 +18,6 @@
 namespace nbdk {
 namespace {
 
-Status RemovePath(const std::string& path) {
-  if (::remove(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + path);
-  return Status::Ok();
-}
-
 Result<uint64_t> DeviceSize(const std::string& device) {
   int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno(errno, "open " + device);
@@ -63,7 +58,7 @@ void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock,
   NodeContext* n = &node;
   Unmount(node.loop, mount_point, [n, record, mount_point, held, done](Status s) {
     if (!s.ok()) return done(s);
-    RunBlockingStatus(n->loop, [mount_point] { return RemovePath(mount_point); }, [n, record, held, done](Status s) {
+    RunBlockingStatus(n->loop, [mount_point] { return RemoveMountPoint(mount_point); }, [n, record, held, done](Status s) {
       if (!s.ok()) return done(s);
       n->supervisor.Unmap(record.volume_id, [n, record, held, done](Status s) {
         if (!s.ok()) return done(s.WithContext("unmap " + record.nbd_device));
@@ -111,16 +106,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   NodeContext* n = &node;
   RunBlockingStatus(
       node.loop,
-      [target = request.target_path, block = record.block] {
-        if (block) {
-          int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-          if (fd < 0) return Status::FromErrno(errno, "create target " + target);
-          ::close(fd);
-        } else if (::mkdir(target.c_str(), 0750) != 0 && errno != EEXIST) {
-          return Status::FromErrno(errno, "mkdir " + target);
-        }
-        return Status::Ok();
-      },
+      [target = request.target_path, block = record.block] { return CreateMountPoint(target, block); },
       [n, request, record, source, held, done](Status s) mutable {
         if (!s.ok()) return done(s);
         BindMount(n->loop, source, request.target_path, request.read_only, request.capability.mount_options,
@@ -142,7 +128,7 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
   NodeContext* n = &node;
   Unmount(node.loop, request.target_path, [n, request, held, done](Status s) {
     if (!s.ok()) return done(s);
-    RunBlockingStatus(n->loop, [t = request.target_path] { return RemovePath(t); }, [n, request, held, done](Status s) {
+    RunBlockingStatus(n->loop, [t = request.target_path] { return RemoveMountPoint(t); }, [n, request, held, done](Status s) {
       if (!s.ok()) return done(s);
       const VolumeRecord* found = n->volumes.Find(request.volume_id);
       if (found == nullptr) return done(Status::Ok());
