@@ -31,6 +31,15 @@ constexpr std::string_view kControlled[] = {"-f", "-d", "--foreground", "--devic
 constexpr std::string_view kFlags[] = {"--exclusive", "--read-only", "--try-netlink", "--quiesce",
                                        "--show-cookie"};
 
+// Ceph treats '-' and '_' in option names alike: "--rbd-cache" is "--rbd_cache".
+std::string CephOptionName(std::string_view name) {
+  std::string out(name);
+  for (size_t i = 2; i < out.size(); ++i) {
+    if (out[i] == '-') out[i] = '_';
+  }
+  return out;
+}
+
 template <typename Range>
 bool Contains(const Range& range, std::string_view s) {
   return std::find(std::begin(range), std::end(range), s) != std::end(range);
@@ -105,6 +114,12 @@ Status ValidateMapOptions(const std::vector<std::string>& options) {
     if (Contains(kControlled, name)) {
       return Status::InvalidArgument("map option " + name + ": set by nbdkeeper itself, not a map option");
     }
+    if (std::string ceph_name = CephOptionName(name); ceph_name == "--rbd_cache" || ceph_name == "--no_rbd_cache") {
+      return Status::InvalidArgument(
+          "map option " + name +
+          ": nbdkeeper turns librbd's cache off, because writes it acknowledged but had not sent to the OSDs "
+          "are lost when rbd-nbd dies and the re-attached process cannot replay them");
+    }
     if (eq != std::string::npos) {
       if (name == "--io-timeout" || name == "--timeout") {
         NBDK_RETURN_IF_ERROR(CheckIoTimeout(name, std::string_view(token).substr(eq + 1)));
@@ -143,7 +158,8 @@ namespace {
 void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig& config,
                          const MapRequest& r, const std::string& cookie) {
   argv.insert(argv.end(), {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s),
-                           "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile});
+                           "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile,
+                           "--rbd_cache=false"});
   if (!r.image.monitors.empty()) {
     std::string hosts;
     for (const auto& m : r.image.monitors) hosts += (hosts.empty() ? "" : ",") + m;

@@ -2,7 +2,10 @@
 //
 // Map and attach of one volume share every option (same cookie, user,
 // keyfile, monitors, conf, user options), so an attach re-creates the
-// connection the map made. The cephx key never appears in argv: rbd-nbd
+// connection the map made. librbd's cache is always off: with it, a write
+// is acknowledged before the OSDs have it, and a flush sent after a
+// re-attach reaches a new process whose cache never held that write, so a
+// killed rbd-nbd would lose data the application was told is written. The cephx key never appears in argv: rbd-nbd
 // reads it from --keyfile.
 #pragma once
 
@@ -30,6 +33,7 @@ Status ValidateMapRequest(const MapRequest& request);
 //  - options nbdkeeper itself controls (-f/-d, --device, --cookie,
 //    --reattach-timeout, --id/-i, --name/-n, --keyfile, --mon_host/-m,
 //    --conf/-c);
+//  - --rbd_cache / --rbd-cache / --no-rbd_cache: the cache stays off;
 //  - a bare word that is not the value of the option before it.
 Status ValidateMapOptions(const std::vector<std::string>& options);
 

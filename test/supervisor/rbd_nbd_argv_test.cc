@@ -41,6 +41,16 @@ TEST(RbdNbdArgvTest, ControlledOptionsSecretsAndStrayWordsAreRejected) {
   EXPECT_EQ(ValidateMapOptions({"--exclusive", "rbd/other"}).code(), Code::kInvalidArgument);
 }
 
+TEST(RbdNbdArgvTest, TheLibrbdCacheCannotBeTurnedBackOn) {
+  for (const char* o : {"--rbd_cache=true", "--rbd-cache=true", "--rbd_cache", "--no-rbd_cache"}) {
+    Status s = ValidateMapOptions({o});
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << o;
+    EXPECT_NE(s.message().find("cache"), std::string::npos) << o;
+  }
+  EXPECT_EQ(ParseMapOptions("rbd-cache=true").status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(ValidateMapOptions({"--rbd_cache_size=1024"}).ok()) << "only the on/off switch is ours";
+}
+
 TEST(RbdNbdArgvTest, ParseMapOptionsAcceptsTheCephCsiForm) {
   auto r = ParseMapOptions("try-netlink, exclusive,quiesce-hook=/x");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -80,7 +90,7 @@ TEST(RbdNbdArgvTest, NamespaceAndReadOnlyAppearInTheCommand) {
   auto argv = RbdNbdMapArgv(c, r, "c1");
   std::string joined;
   for (auto& a : argv) joined += a + " ";
-  EXPECT_EQ(joined, "rbd-nbd map -f --try-netlink --reattach-timeout 300 --cookie c1 --id u --keyfile /k --read-only pool/ns/img ");
+  EXPECT_EQ(joined, "rbd-nbd map -f --try-netlink --reattach-timeout 300 --cookie c1 --id u --keyfile /k --rbd_cache=false --read-only pool/ns/img ");
   EXPECT_EQ(RbdNbdUnmapArgv(c, "/dev/nbd1"), (std::vector<std::string>{"rbd-nbd", "unmap", "/dev/nbd1"}));
 }
 
