@@ -36,7 +36,17 @@ constexpr int kRpcGraceMs = 10000;
 // client's lock then times out on its own, ~30 s).
 class KeepLocks final : public LockBreaker {
  public:
-  void BreakDeadOwnerLock(const ImageSpec&, std::function<void(Status)> done) override { done(Status::Ok()); }
+  explicit KeepLocks(EventLoop& loop) : loop_(loop) {}
+  void BreakDeadOwnerLock(const ImageSpec&, std::function<void()> owner_seen,
+                          std::function<void(Status)> done) override {
+    loop_.Post([owner_seen = std::move(owner_seen), done = std::move(done)] {
+      owner_seen();
+      done(Status::Ok());
+    });
+  }
+
+ private:
+  EventLoop& loop_;
 };
 
 SupervisorConfig SupervisorConfigFrom(const Config& c) {
@@ -55,6 +65,7 @@ class Daemon {
         env_{loop_, metrics_},
         rados_(loop_),
         rbd_lock_breaker_(loop_, rados_),
+        keep_locks_(loop_),
         supervisor_(loop_, SupervisorConfigFrom(config),
                     config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),

@@ -18,10 +18,20 @@ namespace nbdk {
 class LockBreaker {
  public:
   virtual ~LockBreaker() = default;
-  // Loop thread only. Calls `done` on the loop thread with OK when no stale
-  // lock is left (none found, or broken), or an error saying why not. Never
-  // blocks the loop. `done` may run after a long time (cluster calls).
-  virtual void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) = 0;
+  // Loop thread only; never blocks the loop. Two steps, so the caller can
+  // start the replacement rbd-nbd between them:
+  //  - `owner_seen` runs once the lock's owner at the time of the call is
+  //    known (or could not be read). The break only ever names that owner,
+  //    and a replacement started after this call cannot own the lock then
+  //    (it has no lock before its first write, and none while the dead
+  //    owner holds it), so starting it now can never get it fenced.
+  //  - `done` runs after it, with OK when no stale lock is left (none
+  //    found, or broken), or an error saying why not. It may run after a
+  //    long time (cluster calls).
+  // Both run on the loop thread, later, never inside this call; each runs
+  // exactly once.
+  virtual void BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
+                                  std::function<void(Status)> done) = 0;
 };
 
 }  // namespace nbdk

@@ -34,21 +34,28 @@ void Mapping::StartAttachAttempt() {
   ++attempts_;
   ++env_.stats.counters.reattach_attempts;
   ++epoch_;
-  Transition(MappingState::kReattaching, "attempt " + std::to_string(attempts_) + ": breaking the dead owner's lock");
+  Transition(MappingState::kReattaching,
+             "attempt " + std::to_string(attempts_) + ": finding the dead owner's lock, then attaching beside its break");
   std::weak_ptr<bool> weak = alive_;
   uint64_t epoch = epoch_;
-  env_.lock_breaker.BreakDeadOwnerLock(request_.image, [this, weak, epoch](Status s) {
-    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
-    if (!s.ok()) {
-      // Not fatal: the attach still works, its IO just waits for the OSDs
-      // to time the dead client's watch out (~30 s).
-      ++env_.stats.counters.lock_break_failures;
-      NBDK_LOG_WARN("lock_break_failed", {{"volume", request_.volume_id},
-                                          {"image", request_.image.Path()},
-                                          {"error", s.ToString()}});
-    }
-    SpawnAttach();
-  });
+  // The attach starts once the lock's owner is known, not once it is
+  // broken: the break names that owner only (see LockBreaker), so the two
+  // overlap and the outage is not the sum of the break's cluster round
+  // trips and the attach.
+  env_.lock_breaker.BreakDeadOwnerLock(
+      request_.image,
+      [this, weak, epoch] {
+        if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
+        SpawnAttach();
+      },
+      [this, weak](Status s) {
+        if (weak.expired() || s.ok()) return;
+        // Not fatal: the attach still works, its IO just waits for the OSDs
+        // to time the dead client's watch out (~30 s).
+        ++env_.stats.counters.lock_break_failures;
+        NBDK_LOG_WARN("lock_break_failed",
+                      {{"volume", request_.volume_id}, {"image", request_.image.Path()}, {"error", s.ToString()}});
+      });
 }
 
 void Mapping::SpawnAttach() {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,25 +33,71 @@ struct BreakOutcome {
   std::string owner;       // empty: no owner seen
   int owner_watches = -1;  // watches on the header at the owner's address; -1: unknown
   std::string outcome = "error";
+  int64_t owner_seen_ms = -1;
+  bool break_needed = false;  // a local owner was seen: step 2 breaks it
 };
 
-// BLOCKING. The exclusive-lock owner's address, or nullopt when unlocked.
-Result<std::optional<std::string>> LockOwner(RadosCluster& cluster, rbd_image_t image) {
-  std::vector<char*> owners(4, nullptr);
+// librbd names an owner by its legacy address ("127.0.0.1:0/123"); RADOS's
+// lock listing may print the typed form ("v1:127.0.0.1:0/123").
+std::string LegacyAddress(std::string addr) {
+  for (std::string_view prefix : {"v1:", "v2:", "any:"}) {
+    if (addr.rfind(prefix, 0) == 0) return addr.substr(prefix.size());
+  }
+  return addr;
+}
+
+// BLOCKING. The image's id from its rbd_id.<name> object (an encoded
+// string: 32-bit little-endian length, then the bytes). NotFound when the
+// object is missing: no such image, or an old format-1 image, which has no
+// exclusive lock.
+Result<std::string> ImageId(RadosCluster& cluster, IoCtx& io, const std::string& image) {
+  char buf[128];
+  int rc = cluster.NoteResult(rados_read(io.get(), ("rbd_id." + image).c_str(), buf, sizeof(buf), 0));
+  if (rc < 0) return StatusFromRados(rc, "read the id of image " + image);
+  uint32_t len = 0;
+  if (rc >= 4) std::memcpy(&len, buf, 4);
+  if (rc < 4 || len == 0 || len > static_cast<uint32_t>(rc) - 4) {
+    return Status::Corruption("rbd_id." + image + ": not an encoded image id (" + std::to_string(rc) + " bytes)");
+  }
+  return std::string(buf + 4, len);
+}
+
+// BLOCKING. The address of whoever holds the image's exclusive lock, read
+// from the RADOS lock on its header object (librbd's lock "rbd_lock"):
+// one round trip after the id, no image open. nullopt when unlocked or
+// when the image has no header lock at all.
+Result<std::optional<std::string>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image) {
+  Result<std::string> id = ImageId(cluster, io, image);
+  if (!id.ok() && id.status().code() == Code::kNotFound) {
+    // rbd_id is gone: either no such image (say so) or a format-1 image.
+    rbd_image_t raw = nullptr;
+    int rc = cluster.NoteResult(rbd_open_read_only(io.get(), image.c_str(), &raw, nullptr));
+    if (rc < 0) return StatusFromRados(rc, "open image");
+    rbd_close(raw);
+    return std::optional<std::string>();
+  }
+  if (!id.ok()) return id.status();
+  const std::string header = "rbd_header." + *id;
+  std::vector<char> tag(64), clients(256), cookies(256), addrs(256);
   for (;;) {
-    size_t count = owners.size();
-    rbd_lock_mode_t mode = RBD_LOCK_MODE_EXCLUSIVE;
-    int rc = cluster.NoteResult(rbd_lock_get_owners(image, &mode, owners.data(), &count));
-    if (rc == -ENOENT) return std::optional<std::string>();
-    if (rc == -ERANGE && count > owners.size()) {
-      owners.resize(count, nullptr);
+    int exclusive = 0;
+    size_t tag_len = tag.size(), clients_len = clients.size(), cookies_len = cookies.size(),
+           addrs_len = addrs.size();
+    ssize_t n = rados_list_lockers(io.get(), header.c_str(), "rbd_lock", &exclusive, tag.data(), &tag_len,
+                                   clients.data(), &clients_len, cookies.data(), &cookies_len, addrs.data(),
+                                   &addrs_len);
+    cluster.NoteResult(n < 0 ? static_cast<int>(n) : 0);
+    if (n == -ERANGE) {
+      tag.resize(std::max(tag_len, tag.size() * 2));
+      clients.resize(std::max(clients_len, clients.size() * 2));
+      cookies.resize(std::max(cookies_len, cookies.size() * 2));
+      addrs.resize(std::max(addrs_len, addrs.size() * 2));
       continue;
     }
-    if (rc < 0) return StatusFromRados(rc, "get the exclusive lock owner");
-    std::optional<std::string> owner;
-    if (count > 0) owner = owners[0];
-    rbd_lock_get_owners_cleanup(owners.data(), count);
-    return owner;
+    if (n == -ENOENT || n == 0) return std::optional<std::string>();
+    if (n < 0) return StatusFromRados(static_cast<int>(n), "list the lockers of " + header);
+    // Addresses are NUL-separated; an exclusive lock has one locker.
+    return std::optional<std::string>(LegacyAddress(std::string(addrs.data())));
   }
 }
 
@@ -74,64 +121,57 @@ int CountWatchesAt(RadosCluster& cluster, rbd_image_t image, const std::string& 
   return at_addr;
 }
 
-// BLOCKING. The whole decision and break for one image.
-BreakOutcome BreakInWork(std::shared_ptr<RadosCluster> cluster, const ImageSpec& spec) {
+// BLOCKING. Step 1: who owns the lock now, and may we break it?
+void SeeOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& spec, BreakOutcome& out) {
   const std::string image_path = spec.Path();
-  BreakOutcome out;
-  auto fail = [&](Status status) {
-    out.status = status.WithContext("break lock of image " + image_path);
-    return out;
-  };
+  auto fail = [&](Status status) { out.status = status.WithContext("break lock of image " + image_path); };
   Result<std::vector<std::string>> host_ips = HostIpAddresses();
   if (!host_ips.ok()) return fail(host_ips.status());
   Result<IoCtx> io = IoCtx::Open(cluster, spec.pool, spec.rados_namespace);
   if (!io.ok()) return fail(io.status());
-
-  rbd_image_t raw_image = nullptr;
-  int rc = cluster->NoteResult(rbd_open(io->get(), spec.image.c_str(), &raw_image, nullptr));
-  if (rc < 0) return fail(StatusFromRados(rc, "open image"));
-  RbdImage image(raw_image);
-
-  uint64_t features = 0;
-  rc = cluster->NoteResult(rbd_get_features(image.get(), &features));
-  if (rc < 0) return fail(StatusFromRados(rc, "get image features"));
-  if ((features & RBD_FEATURE_EXCLUSIVE_LOCK) == 0) {
-    out.outcome = "no_exclusive_lock";
-    return out;
-  }
-
-  Result<std::optional<std::string>> owner = LockOwner(*cluster, image.get());
+  Result<std::optional<std::string>> owner = ExclusiveLockOwner(*cluster, *io, spec.image);
   if (!owner.ok()) return fail(owner.status());
   if (!owner->has_value()) {
     out.outcome = "no_owner";
-    return out;
+    return;
   }
   out.owner = **owner;
-  out.owner_watches = CountWatchesAt(*cluster, image.get(), out.owner);
-
   if (!IsLocalAddress(out.owner, *host_ips)) {
     Result<std::vector<std::string>> parsed = CephAddressIps(out.owner);
     std::string why = parsed.ok() ? "is not an address of this host" : parsed.status().message();
     out.outcome = "foreign_owner";
     out.status = Status::FailedPrecondition("image " + image_path + ": exclusive lock owner " + out.owner + " " + why +
                                             "; only a lock of this host's dead rbd-nbd is broken");
-    return out;
+    return;
   }
+  out.break_needed = true;
+}
 
+// BLOCKING. Step 2: break the lock of the owner step 1 saw, and only that
+// owner's: librbd re-reads the lock and refuses (EBUSY) when it moved.
+void BreakOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& spec, BreakOutcome& out) {
+  auto fail = [&](Status status) { out.status = status.WithContext("break lock of image " + spec.Path()); };
+  Result<IoCtx> io = IoCtx::Open(cluster, spec.pool, spec.rados_namespace);
+  if (!io.ok()) return fail(io.status());
+  rbd_image_t raw_image = nullptr;
+  int rc = cluster->NoteResult(rbd_open(io->get(), spec.image.c_str(), &raw_image, nullptr));
+  if (rc < 0) return fail(StatusFromRados(rc, "open image"));
+  RbdImage image(raw_image);
+  out.owner_watches = CountWatchesAt(*cluster, image.get(), out.owner);
   rc = cluster->NoteResult(rbd_lock_break(image.get(), RBD_LOCK_MODE_EXCLUSIVE, out.owner.c_str()));
   switch (-rc) {
     case 0:
       out.outcome = "broken";
-      return out;
+      return;
     case ENOENT:  // released (or timed out) between our look and the break
       out.outcome = "no_owner";
-      return out;
+      return;
     case EBUSY:
     case EAGAIN:
       out.outcome = "owner_changed";
-      out.status = Status::Aborted("image " + image_path + ": the exclusive lock moved away from " + out.owner +
+      out.status = Status::Aborted("image " + spec.Path() + ": the exclusive lock moved away from " + out.owner +
                                    " while breaking it; nothing was broken");
-      return out;
+      return;
     case EACCES:
     case EPERM:
       return fail(Status::FailedPrecondition("blocklist lock owner " + out.owner +
@@ -148,12 +188,14 @@ void LogOutcome(const ImageSpec& spec, Clock::time_point start, const BreakOutco
     NBDK_LOG_INFO("lock_break", {{"image", spec.Path()},
                                  {"owner", owner},
                                  {"owner_watches", out.owner_watches},
+                                 {"owner_seen_ms", out.owner_seen_ms},
                                  {"duration_ms", ms},
                                  {"outcome", out.outcome}});
   } else {
     NBDK_LOG_WARN("lock_break", {{"image", spec.Path()},
                                  {"owner", owner},
                                  {"owner_watches", out.owner_watches},
+                                 {"owner_seen_ms", out.owner_seen_ms},
                                  {"duration_ms", ms},
                                  {"outcome", out.outcome},
                                  {"error", out.status.ToString()}});
@@ -175,35 +217,53 @@ RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
 RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s)
     : loop_(loop), clients_(clients), timeout_s_(timeout_s) {}
 
-void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) {
+void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
+                                        std::function<void(Status)> done) {
   assert(loop_.IsLoopThread());
   const Clock::time_point start = Clock::now();
+  auto out = std::make_shared<BreakOutcome>();
   if (image.pool.empty() || image.image.empty()) {
-    BreakOutcome out;
-    out.status = Status::InvalidArgument("break lock of image '" + image.Path() +
-                                         "': " + (image.pool.empty() ? "pool" : "image") + ": missing");
-    LogOutcome(image, start, out);
-    loop_.Post([done = std::move(done), status = out.status] { done(status); });
-    return;
-  }
-  EventLoop& loop = loop_;
-  auto on_connected = [&loop, image, start, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
-    if (!cluster.ok()) {
-      BreakOutcome out;
-      out.status = cluster.status().WithContext("break lock of image " + image.Path());
-      LogOutcome(image, start, out);
-      done(out.status);
-      return;
-    }
-    auto out = std::make_shared<BreakOutcome>();
-    // The work drops its cluster reference on the pool thread.
-    auto work = [cluster = std::move(cluster).value(), image, out]() mutable {
-      *out = BreakInWork(std::move(cluster), image);
-    };
-    loop.RunBlocking(std::move(work), [image, start, out, done] {
+    out->status = Status::InvalidArgument("break lock of image '" + image.Path() +
+                                          "': " + (image.pool.empty() ? "pool" : "image") + ": missing");
+    loop_.Post([image, start, out, owner_seen = std::move(owner_seen), done = std::move(done)] {
+      owner_seen();
       LogOutcome(image, start, *out);
       done(out->status);
     });
+    return;
+  }
+  EventLoop& loop = loop_;
+  auto on_connected = [&loop, image, start, out, owner_seen = std::move(owner_seen),
+                       done = std::move(done)](Result<std::shared_ptr<RadosCluster>> connected) mutable {
+    if (!connected.ok()) {
+      out->status = connected.status().WithContext("break lock of image " + image.Path());
+      owner_seen();
+      LogOutcome(image, start, *out);
+      done(out->status);
+      return;
+    }
+    std::shared_ptr<RadosCluster> cluster = std::move(connected).value();
+    loop.RunBlocking([cluster, image, out] { SeeOwner(cluster, image, *out); },
+                     [&loop, cluster, image, start, out, owner_seen = std::move(owner_seen),
+                      done = std::move(done)]() mutable {
+                       out->owner_seen_ms =
+                           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+                       owner_seen();
+                       if (!out->break_needed) {
+                         LogOutcome(image, start, *out);
+                         done(out->status);
+                         return;
+                       }
+                       // The work drops its cluster reference on the pool thread.
+                       loop.RunBlocking([cluster = std::move(cluster), image, out]() mutable {
+                         BreakOwner(cluster, image, *out);
+                         cluster.reset();
+                       },
+                                        [image, start, out, done = std::move(done)] {
+                                          LogOutcome(image, start, *out);
+                                          done(out->status);
+                                        });
+                     });
   };
   clients_.Get(RadosConfigForImage(image, timeout_s_), std::move(on_connected));
 }

@@ -2,10 +2,11 @@
 //
 // The rule (what makes a lock "our own dead process's"):
 //  (a) The caller calls BreakDeadOwnerLock() only after it saw the rbd-nbd
-//      child it runs for this image die, and before it starts the
-//      replacement (rbd-nbd attach). nbdkeeper is the only mapper of the
-//      image on this host, so a lock held from this host now is the dead
-//      child's.
+//      child it runs for this image die, and starts the replacement
+//      (rbd-nbd attach) only from `owner_seen`. nbdkeeper is the only
+//      mapper of the image on this host, so a lock held from this host
+//      when the call started is the dead child's, and only that owner is
+//      ever broken.
 //  (b) The exclusive-lock owner's address (rbd_lock_get_owners) is checked
 //      with IsLocalAddress() against this host's interface addresses
 //      (getifaddrs, loopback included). An owner on any other host, or one
@@ -30,12 +31,17 @@
 // dead client's address carries a random nonce, so the blocklist never
 // hits the replacement rbd-nbd.
 //
-// The image is opened read-write (rbd_open, no snapshot): librbd refuses
-// lock_break on a read-only handle (-EROFS). Opening adds a short-lived
-// watch of our own and never takes the lock.
+// Two steps, so the outage is not the sum of both:
+//  1. Who owns the lock: the image id from its rbd_id object, then the
+//     RADOS lock "rbd_lock" on rbd_header.<id> (two round trips, no image
+//     open). Then `owner_seen`, and the caller starts the attach.
+//  2. Beside the attach: open the image read-write (rbd_open; librbd
+//     refuses lock_break on a read-only handle, -EROFS; opening adds a
+//     short-lived watch of our own and never takes the lock) and
+//     rbd_lock_break(owner from step 1).
 //
 // Every call logs one `lock_break` event: image, owner, owner_watches,
-// duration_ms, outcome.
+// owner_seen_ms (step 1), duration_ms (both), outcome.
 #pragma once
 
 #include <functional>
@@ -59,13 +65,13 @@ class RbdLockBreaker : public LockBreaker {
   // (connect, open, lock calls).
   RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s = 10);
 
-  // Loop thread only; see LockBreaker and the rule above. `done` always
-  // runs later, never inside this call. Errors name the image
+  // Loop thread only; see LockBreaker and the rule above. Errors name the image
   // (pool/[ns/]image) and, for a foreign owner, its address:
   // InvalidArgument (no pool or image), FailedPrecondition (foreign or
   // unparsable owner, missing blocklist caps), Aborted (the lock changed
   // hands meanwhile), NotFound (pool or image), or the cluster's error.
-  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) override;
+  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
+                          std::function<void(Status)> done) override;
 
  private:
   EventLoop& loop_;

@@ -225,7 +225,7 @@ class RadosVmTest : public ::testing::Test {
     {
       RadosClients clients(loop);
       RbdLockBreaker breaker(loop, clients, 10);
-      breaker.BreakDeadOwnerLock(spec_, [&](Status s) {
+      breaker.BreakDeadOwnerLock(spec_, [] {}, [&](Status s) {
         result = s;
         loop.Stop();
       });

@@ -36,6 +36,7 @@ TEST(RadosConfigForImageTest, CopiesTheClusterAndUserFields) {
 TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
   EventLoop loop;
   int connects = 0;
+  int owners_seen = 0;
   std::vector<Status> results;
   {
     RadosClients clients(loop, [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone) { ++connects; });
@@ -45,10 +46,13 @@ TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
     ImageSpec no_image;
     no_image.pool = "rbd";
     for (const ImageSpec& spec : {no_pool, no_image}) {
-      breaker.BreakDeadOwnerLock(spec, [&](Status s) {
-        results.push_back(s);
-        if (results.size() == 2) loop.Stop();
-      });
+      breaker.BreakDeadOwnerLock(
+          spec, [&] { ++owners_seen; },
+          [&](Status s) {
+            EXPECT_EQ(owners_seen, static_cast<int>(results.size()) + 1) << "owner_seen must run first";
+            results.push_back(s);
+            if (results.size() == 2) loop.Stop();
+          });
     }
     EXPECT_TRUE(results.empty()) << "done ran inside BreakDeadOwnerLock()";
     loop.Run();
@@ -82,6 +86,7 @@ TEST(RbdLockBreakerTest, UnreachableClusterFailsInBoundedTimeNamingTheImage) {
 
   EventLoop loop;
   std::optional<Status> result;
+  bool owner_seen = false;
   int ticks = 0;
   const auto start = std::chrono::steady_clock::now();
   int64_t elapsed_ms = 0;
@@ -91,7 +96,8 @@ TEST(RbdLockBreakerTest, UnreachableClusterFailsInBoundedTimeNamingTheImage) {
     Timer ticker(loop), guard(loop);
     ticker.Start(50, 50, [&] { ++ticks; });
     guard.Start(20000, 0, [&] { loop.Stop(); });
-    breaker.BreakDeadOwnerLock(spec, [&](Status s) {
+    breaker.BreakDeadOwnerLock(spec, [&] { owner_seen = true; }, [&](Status s) {
+      EXPECT_TRUE(owner_seen) << "owner_seen must run before done, also on a failed connect";
       elapsed_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
       result = s;

@@ -20,14 +20,19 @@
 namespace nbdk {
 
 // Records each call with how many attaches had run by then, so a test can
-// prove the lock was broken before the attach.
+// prove the attach waited for the owner to be seen. Answers later, on the
+// loop, as the real one does: owner_seen, then done(result).
 class FakeLockBreaker : public LockBreaker {
  public:
-  FakeLockBreaker(std::function<int()> attaches_so_far, std::function<uint64_t()> now)
-      : attaches_so_far_(std::move(attaches_so_far)), now_(std::move(now)) {}
-  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void(Status)> done) override {
+  FakeLockBreaker(EventLoop& loop, std::function<int()> attaches_so_far, std::function<uint64_t()> now)
+      : loop_(loop), attaches_so_far_(std::move(attaches_so_far)), now_(std::move(now)) {}
+  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
+                          std::function<void(Status)> done) override {
     calls.push_back({image.Path(), attaches_so_far_(), now_()});
-    done(result);
+    loop_.Post([this, owner_seen = std::move(owner_seen), done = std::move(done)] {
+      owner_seen();
+      done(result);
+    });
   }
   struct Call {
     std::string image;
@@ -38,6 +43,7 @@ class FakeLockBreaker : public LockBreaker {
   Status result;
 
  private:
+  EventLoop& loop_;
   std::function<int()> attaches_so_far_;
   std::function<uint64_t()> now_;
 };
@@ -163,7 +169,7 @@ class SupervisorTest : public ::testing::Test {
   std::string dir_;
   SupervisorConfig config_;
   EventLoop loop_;
-  FakeLockBreaker breaker_{[this] { return CountArgv(" attach "); }, [this] { return loop_.NowMs(); }};
+  FakeLockBreaker breaker_{loop_, [this] { return CountArgv(" attach "); }, [this] { return loop_.NowMs(); }};
   std::unique_ptr<Supervisor> sup_;
 };
 

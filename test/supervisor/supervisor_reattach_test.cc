@@ -31,7 +31,7 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
                               " -c /etc/ceph/ceph.conf rbd/img1");
   ASSERT_EQ(breaker_.calls.size(), 1u);
   EXPECT_EQ(breaker_.calls[0].image, "rbd/img1");
-  EXPECT_EQ(breaker_.calls[0].attaches_before, 0) << "the lock must be broken before the attach";
+  EXPECT_EQ(breaker_.calls[0].attaches_before, 0) << "the attach must wait for the lock owner to be seen";
   const auto& t = sup().transitions();
   EXPECT_EQ(t.Count(MappingState::kConnected, MappingState::kDead), 1u);
   EXPECT_EQ(t.Count(MappingState::kDead, MappingState::kReattaching), 1u);
