@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "csi/mount_table.h"
 #include "test/common/http_client.h"
@@ -83,9 +84,21 @@ void NodeVmTest::StopDaemon() {
 
 void NodeVmTest::CreateImage(const std::string& name, int mib) {
   const CephEnv& c = Ceph();
-  auto out = RunCommand({"rbd", "-c", c.conf, "--id", c.user, "--keyfile", c.keyfile, "create", "--size",
-                         std::to_string(mib), c.pool + "/" + name});
+  const std::vector<std::string> rbd = {"rbd", "-c", c.conf, "--id", c.user, "--keyfile", c.keyfile};
+  auto with = [&rbd](std::vector<std::string> args) {
+    args.insert(args.begin(), rbd.begin(), rbd.end());
+    return args;
+  };
+  const std::string spec = c.pool + "/" + name;
+  auto out = RunCommand(with({"create", "--size", std::to_string(mib), spec}));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
+  if (out->exit.code != 0) {
+    // A leftover of an earlier run of this binary in the same VM: start over.
+    auto removed = RunCommand(with({"rm", "--no-progress", spec}));
+    ASSERT_TRUE(removed.ok() && removed->exit.code == 0) << "rbd rm " << spec << " (after create failed)";
+    out = RunCommand(with({"create", "--size", std::to_string(mib), spec}));
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+  }
   ASSERT_EQ(out->exit.code, 0) << "rbd create " << name;
 }
 
