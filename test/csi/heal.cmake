@@ -14,10 +14,7 @@ target_link_libraries(heal_vm_test PRIVATE
   nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
 target_compile_definitions(heal_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(heal_vm_test nbdkeeperd)
-# Not in CI yet: in one run of five, scenario (b) (SIGKILL of the daemon and
-# every rbd-nbd, then re-attach) read back a block of the block volume that
-# differed from what its O_DIRECT writer had just written. Until that is
-# explained, run it by hand: test/vm/vm-run -- $PWD/build/test/csi/heal_vm_test
+nbdk_add_vm_test(NAME heal_vm COMMAND $<TARGET_FILE:heal_vm_test> TIMEOUT 600)
 
 # Benchmark, not a test: `build/test/csi/heal_bench`.
 add_executable(heal_bench ${CMAKE_SOURCE_DIR}/test/bench/heal_bench.cc)
