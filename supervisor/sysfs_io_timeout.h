@@ -2,7 +2,13 @@
 //
 // In-flight IO of a dead connection is requeued to the re-attached one only
 // when this timer fires (kernel default 30000 ms); the value survives a
-// re-attach, so it is written once after the map.
+// re-attach, so it is written once after the map. With rbd-nbd's own
+// timeout at 0, the kernel (nbd_xmit_timeout) requeues a timed-out request
+// only if its socket was replaced meanwhile, and otherwise logs "Possible
+// stuck request" and re-arms the timer: IO in flight at a death resumes at
+// the first tick after the re-attach, so the longest stall is about the
+// re-attach time rounded up to a multiple of this value. A small value
+// only costs that log line per tick for IO a slow cluster holds.
 #pragma once
 
 #include <cstdint>
