@@ -36,6 +36,30 @@ void AppendU32Attr(std::vector<uint8_t>& out, uint16_t type, uint32_t value) {
   Append(out, value);  // 4 bytes: already NLA_ALIGNTO aligned
 }
 
+void AppendU64Attr(std::vector<uint8_t>& out, uint16_t type, uint64_t value) {
+  nlattr attr{};
+  attr.nla_len = NLA_HDRLEN + sizeof(value);
+  attr.nla_type = type;
+  Append(out, attr);
+  Append(out, value);  // 8 bytes: already NLA_ALIGNTO aligned
+}
+
+// A NUL-terminated string attribute, zero-padded to NLA_ALIGNTO; the
+// caller checked that it fits nla_len.
+void AppendStringAttr(std::vector<uint8_t>& out, uint16_t type, std::string_view value) {
+  nlattr attr{};
+  attr.nla_len = static_cast<uint16_t>(NLA_HDRLEN + value.size() + 1);
+  attr.nla_type = type;
+  Append(out, attr);
+  out.insert(out.end(), value.begin(), value.end());
+  out.resize(out.size() + NLA_ALIGN(value.size() + 1) - value.size(), 0);
+}
+
+void SetMessageLength(std::vector<uint8_t>& out) {
+  uint32_t len = static_cast<uint32_t>(out.size());
+  std::memcpy(out.data() + offsetof(nlmsghdr, nlmsg_len), &len, sizeof(len));
+}
+
 std::vector<uint8_t> BuildRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
                                   std::optional<uint32_t> index) {
   std::vector<uint8_t> out;
@@ -49,8 +73,7 @@ std::vector<uint8_t> BuildRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
   genl.version = NBD_GENL_VERSION;
   Append(out, genl);
   if (index) AppendU32Attr(out, NBD_ATTR_INDEX, *index);
-  uint32_t len = static_cast<uint32_t>(out.size());
-  std::memcpy(out.data() + offsetof(nlmsghdr, nlmsg_len), &len, sizeof(len));
+  SetMessageLength(out);
   return out;
 }
 
@@ -160,6 +183,23 @@ std::vector<uint8_t> BuildStatusRequest(uint16_t family_id, uint32_t seq,
 
 std::vector<uint8_t> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index) {
   return BuildRequest(family_id, seq, NBD_CMD_DISCONNECT, index);
+}
+
+Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index,
+                                                uint64_t size_bytes, std::string_view backend) {
+  constexpr size_t kMaxBackend = 4096;
+  if (backend.size() > kMaxBackend) {
+    return Status::InvalidArgument("nbd backend identifier of " + std::to_string(backend.size()) +
+                                   " bytes is over " + std::to_string(kMaxBackend));
+  }
+  if (backend.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("nbd backend identifier holds a NUL byte");
+  }
+  std::vector<uint8_t> out = BuildRequest(family_id, seq, NBD_CMD_RECONFIGURE, index);
+  AppendU64Attr(out, NBD_ATTR_SIZE_BYTES, size_bytes);
+  if (!backend.empty()) AppendStringAttr(out, NBD_ATTR_BACKEND_IDENTIFIER, backend);
+  SetMessageLength(out);
+  return out;
 }
 
 Result<std::vector<NetlinkMessage>> SplitNetlinkDatagram(std::span<const uint8_t> datagram) {

@@ -41,6 +41,16 @@ std::vector<uint8_t> BuildStatusRequest(uint16_t family_id, uint32_t seq,
                                         std::optional<uint32_t> index);
 // DISCONNECT of /dev/nbd<index>.
 std::vector<uint8_t> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index);
+// RECONFIGURE of /dev/nbd<index> to `size_bytes` (NBD_ATTR_SIZE_BYTES, u64;
+// the block size is left as it is). `backend` is the device's backend
+// identifier (/sys/block/nbd<index>/backend), sent NUL-terminated as
+// NBD_ATTR_BACKEND_IDENTIFIER: the kernel refuses to reconfigure a device
+// connected with an identifier unless the request carries the same one
+// (nbd_genl_reconfigure: "must specify backend", EINVAL). Empty: the
+// attribute is left out, for a device connected without one.
+// InvalidArgument for a backend that holds a NUL or is over 4096 bytes.
+Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index,
+                                                uint64_t size_bytes, std::string_view backend);
 
 // The header fields of one netlink message inside a datagram, plus a view of
 // its bytes (header included, exactly nlmsg_len long; valid as long as the

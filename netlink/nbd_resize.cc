@@ -1,0 +1,37 @@
+#include "netlink/nbd_resize.h"
+
+#include <linux/nbd-netlink.h>
+#include <netlink/errno.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/socket.h>
+
+#include <chrono>
+
+#include "daemon/log.h"
+#include "netlink/genl_socket.h"
+#include "netlink/nbd_genl_message.h"
+
+namespace nbdk {
+
+Status ResizeNbdDevice(int index, uint64_t size_bytes, const std::string& backend) {
+  const std::string device = "/dev/nbd" + std::to_string(index);
+  if (index < 0) return Status::InvalidArgument("nbd device index " + std::to_string(index) + " is negative");
+  constexpr std::chrono::milliseconds kTimeout{5000};
+  auto sock = ConnectGenlSocket(kTimeout);
+  if (!sock.ok()) return sock.status().WithContext("resize " + device);
+  int family = genl_ctrl_resolve(sock->get(), NBD_GENL_FAMILY_NAME);
+  if (family < 0) {
+    return Status::Unavailable("resize " + device + ": resolve generic netlink family 'nbd': " + nl_geterror(family));
+  }
+  uint32_t seq = nl_socket_use_seq(sock->get());
+  auto request =
+      BuildResizeRequest(static_cast<uint16_t>(family), seq, static_cast<uint32_t>(index), size_bytes, backend);
+  if (!request.ok()) return request.status().WithContext("resize " + device);
+  const std::string what = "nbd RECONFIGURE of " + device + " to " + std::to_string(size_bytes) + " bytes";
+  auto replies = GenlExchange(sock->get(), *request, seq, what, kTimeout);
+  if (!replies.ok()) return replies.status();
+  NBDK_LOG_INFO("nbd_resized", {{"device", device}, {"bytes", size_bytes}});
+  return Status::Ok();
+}
+
+}  // namespace nbdk
