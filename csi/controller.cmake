@@ -8,7 +8,6 @@ target_link_libraries(nbdk_csi_controller_request PUBLIC nbdk_csi_node ${RBD_LIB
 add_library(nbdk_controller_service STATIC
   ${CMAKE_CURRENT_LIST_DIR}/controller_operations.cc
   ${CMAKE_CURRENT_LIST_DIR}/controller_service.cc
-  ${CMAKE_CURRENT_LIST_DIR}/rbd_image.cc
 )
 target_link_libraries(nbdk_controller_service PUBLIC
-  nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_rados)
+  nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_rados nbdk_rbd_image)

@@ -1,15 +1,12 @@
 #include "csi/volume_operations.h"
 
-#include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <memory>
 
+#include "csi/device_growth.h"
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
 #include "csi/stash.h"
@@ -18,20 +15,10 @@
 namespace nbdk {
 namespace {
 
-Result<uint64_t> DeviceSize(const std::string& device) {
-  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + device);
-  uint64_t bytes = 0;
-  int rc = ::ioctl(fd, BLKGETSIZE64, &bytes);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::FromErrno(err, "size of " + device);
-  return bytes;
-}
-
 void DeviceSizeAsync(EventLoop& loop, const std::string& device, std::function<void(Result<uint64_t>)> done) {
   auto r = std::make_shared<Result<uint64_t>>(Status::Internal("not run"));
-  loop.RunBlocking([r, device] { *r = DeviceSize(device); }, [r, done = std::move(done)] { done(std::move(*r)); });
+  loop.RunBlocking([r, device] { *r = BlockDeviceBytes(device); },
+                   [r, done = std::move(done)] { done(std::move(*r)); });
 }
 
 std::string TargetList(const VolumeRecord& r) {
@@ -237,21 +224,26 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
       done(Status::Ok());
     });
   };
-  // rbd-nbd resizes the device when its image grows, but through netlink
-  // only where the kernel supports resizing a live device: growing a
-  // filesystem on a device that did not grow would report success for
-  // nothing.
+  // Grow the device first when it is smaller than asked (or the CO did not
+  // say): rbd-nbd 16 cannot (csi/device_growth.h), and growing a filesystem
+  // on a device that did not grow would report success for nothing.
   DeviceSizeAsync(node.loop, record.nbd_device, [n, record, required, report_size](Result<uint64_t> size) {
     if (!size.ok()) return report_size(size.status());
-    if (required > 0 && *size < static_cast<uint64_t>(required)) {
-      return report_size(Status::Unavailable(
-          record.nbd_device + " is still " + std::to_string(*size) + " bytes, the volume needs " +
-          std::to_string(required) + ": rbd-nbd has not resized the device (this kernel may not resize a "
-          "netlink-configured nbd device); unstage and stage the volume to use the new size"));
-    }
-    if (record.block) return report_size(Status::Ok());
-    GrowFilesystem(n->loop, record.fs_type, record.nbd_device, StagedMountPoint(record.staging_path, record.volume_id),
-                   report_size);
+    auto grow_filesystem = [n, record, report_size] {
+      if (record.block) return report_size(Status::Ok());
+      GrowFilesystem(n->loop, record.fs_type, record.nbd_device,
+                     StagedMountPoint(record.staging_path, record.volume_id), report_size);
+    };
+    if (required > 0 && *size >= static_cast<uint64_t>(required)) return grow_filesystem();
+    GrowDeviceToImage(*n, record, [record, required, report_size, grow_filesystem](Result<DeviceGrowth> growth) {
+      if (!growth.ok()) return report_size(growth.status().WithContext("grow " + record.nbd_device));
+      if (required > 0 && growth->device_bytes < static_cast<uint64_t>(required)) {
+        return report_size(Status::FailedPrecondition(
+            "image " + record.image + " is " + std::to_string(growth->image_bytes) + " bytes, the volume needs " +
+            std::to_string(required) + ": expand it with ControllerExpandVolume first"));
+      }
+      grow_filesystem();
+    });
   });
 }
 

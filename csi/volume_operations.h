@@ -13,7 +13,10 @@
 //  - UnpublishVolume: unmount and remove the target; idempotent.
 //  - VolumeStats: statvfs bytes and inodes, or the device size for block,
 //    plus the volume condition from the Supervisor.
-//  - ExpandVolume: resize2fs / xfs_growfs; block just reports the size.
+//  - ExpandVolume: grow the nbd device to the image's size when it is
+//    smaller than asked (csi/device_growth.h), then resize2fs / xfs_growfs;
+//    block just reports the size. An image still smaller than asked is
+//    FAILED_PRECONDITION naming both sizes.
 #pragma once
 
 #include <functional>

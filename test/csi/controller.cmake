@@ -5,3 +5,13 @@ nbdk_add_test(csi_controller_test
     ${CMAKE_CURRENT_LIST_DIR}/op_locks_test.cc
   LIBS nbdk_csi_controller_request)
 
+
+# The Controller service on the real kernel and Ceph, through nbdkeeperd and
+# a gRPC client (create, stage, expand, delete, omap keys): runs in the VM.
+add_executable(controller_vm_test controller_vm_test.cc node_vm_fixture.cc)
+target_include_directories(controller_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
+target_link_libraries(controller_vm_test PRIVATE
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+target_compile_definitions(controller_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(controller_vm_test nbdkeeperd)
+nbdk_add_vm_test(NAME controller_vm COMMAND $<TARGET_FILE:controller_vm_test> TIMEOUT 180)

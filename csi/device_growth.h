@@ -1,0 +1,36 @@
+// Growing a staged volume's nbd device to its RBD image's size, for
+// NodeExpandVolume after ControllerExpandVolume grew the image.
+//
+// rbd-nbd 16 (pacific) cannot resize a netlink-configured device itself: its
+// RECONFIGURE lacks the backend identifier the kernel demands (the evidence
+// is in netlink/nbd_resize.h). So the node reads the image's size with
+// librbd and sends the RECONFIGURE with the device's identifier. A newer
+// rbd-nbd that resizes the device itself leaves nothing to do here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "csi/node_context.h"
+#include "daemon/status.h"
+#include "journal/volume_record.h"
+
+namespace nbdk {
+
+struct DeviceGrowth {
+  uint64_t image_bytes = 0;
+  uint64_t device_bytes = 0;  // after the growth
+};
+
+// BLOCKING. The size of a block device (BLKGETSIZE64).
+Result<uint64_t> BlockDeviceBytes(const std::string& device);
+
+// Reads the size of `record`'s image with librbd as the volume's cephx user
+// (its key file from staging), and when the image is larger than the nbd
+// device, resizes the device to it. Never shrinks a device. Blocking work
+// runs off the loop; `done` is called on the loop thread. NotFound when the
+// image is gone; the kernel's refusal as its errno.
+void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::function<void(Result<DeviceGrowth>)> done);
+
+}  // namespace nbdk

@@ -1,0 +1,307 @@
+// CSI Controller service against the VM's real Ceph, through a real
+// nbdkeeperd and gRPC: CreateVolume is idempotent by name and writes exactly
+// ceph-csi's omap keys; the Node service stages the created volume from its
+// ID (resolving the image through the omap journal); ControllerExpand grows
+// the image, NodeExpand the nbd device and the filesystem; delete refuses
+// while the image is mapped and afterwards leaves neither image nor omap keys.
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "csi/volume_id.h"
+#include "journal/rados_cluster.h"
+#include "test/csi/node_vm_fixture.h"
+
+namespace nbdk::vmtest {
+namespace {
+
+using Code = grpc::StatusCode;
+constexpr int64_t kMiB = 1 << 20;
+
+// Every omap key of `object`; nullopt when the object is missing.
+std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, const std::string& object) {
+  rados_read_op_t op = rados_create_read_op();
+  rados_omap_iter_t iter = nullptr;
+  unsigned char more = 0;
+  int rval = 0;
+  rados_read_op_omap_get_vals2(op, "", "", 1000, &iter, &more, &rval);
+  int rc = rados_read_op_operate(op, io.get(), object.c_str(), 0);
+  std::optional<std::map<std::string, std::string>> out;
+  if (rc == 0 && rval == 0) {
+    out.emplace();
+    for (;;) {
+      char *k = nullptr, *v = nullptr;
+      size_t kl = 0, vl = 0;
+      if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) < 0 || k == nullptr) break;
+      (*out)[std::string(k, kl)] = std::string(v, vl);
+    }
+  }
+  if (iter) rados_omap_get_end(iter);
+  rados_release_read_op(op);
+  return out;
+}
+
+bool ImageExists(IoCtx& io, const std::string& image) {
+  rbd_image_t img = nullptr;
+  int rc = rbd_open_read_only(io.get(), image.c_str(), &img, nullptr);
+  if (rc == 0) rbd_close(img);
+  return rc == 0;
+}
+
+int64_t FilesystemBytes(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.f_blocks) * static_cast<int64_t>(st.f_frsize);
+}
+
+// The size of a block device from sysfs (512-byte sectors); -1 when unread.
+int64_t DeviceBytes(const std::string& device) {
+  int64_t sectors = -1;
+  std::ifstream("/sys/block/" + std::filesystem::path(device).filename().string() + "/size") >> sectors;
+  return sectors < 0 ? -1 : sectors * 512;
+}
+
+// Key files the controller left in the daemon's key dir (named by the hex
+// of "controller-<n>", csi/key_file.h).
+int ControllerKeyFiles() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/run/nbdk-node-vm/keys", ec)) {
+    if (e.path().filename().string().rfind("636f6e74726f6c6c65722d", 0) == 0) ++n;
+  }
+  return n;
+}
+
+class ControllerVmTest : public NodeVmTest {
+ protected:
+  void SetUp() override {
+    controller_ = csi::v1::Controller::NewStub(
+        grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
+    RadosConfig rc{Ceph().conf, {}, Ceph().user, Ceph().keyfile, 30};
+    auto cluster = RadosCluster::ConnectBlocking(rc);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    auto io = IoCtx::Open(*cluster, Ceph().pool, "");
+    ASSERT_TRUE(io.ok()) << io.status().ToString();
+    io_.emplace(std::move(*io));
+  }
+
+  template <typename Request>
+  static void Secrets(Request* r) {
+    (*r->mutable_secrets())["userID"] = Ceph().user;
+    (*r->mutable_secrets())["userKey"] = Ceph().key;
+  }
+
+  grpc::Status Create(const std::string& name, int64_t bytes, csi::v1::CreateVolumeResponse* resp) {
+    csi::v1::CreateVolumeRequest req;
+    req.set_name(name);
+    req.mutable_capacity_range()->set_required_bytes(bytes);
+    *req.add_volume_capabilities() = MountCap("ext4");
+    (*req.mutable_parameters())["clusterID"] = "test";
+    (*req.mutable_parameters())["pool"] = Ceph().pool;
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    return controller_->CreateVolume(&ctx, req, resp);
+  }
+
+  grpc::Status Delete(const std::string& volume_id) {
+    csi::v1::DeleteVolumeRequest req;
+    req.set_volume_id(volume_id);
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    csi::v1::DeleteVolumeResponse resp;
+    return controller_->DeleteVolume(&ctx, req, &resp);
+  }
+
+  grpc::Status Validate(const std::string& volume_id, csi::v1::ValidateVolumeCapabilitiesResponse* resp) {
+    csi::v1::ValidateVolumeCapabilitiesRequest req;
+    req.set_volume_id(volume_id);
+    *req.add_volume_capabilities() = MountCap("ext4");
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    return controller_->ValidateVolumeCapabilities(&ctx, req, resp);
+  }
+
+  std::unique_ptr<csi::v1::Controller::Stub> controller_;
+  std::optional<IoCtx> io_;
+};
+
+TEST_F(ControllerVmTest, Capabilities) {
+  grpc::ClientContext ctx;
+  csi::v1::ControllerGetCapabilitiesResponse resp;
+  ASSERT_GRPC_OK(controller_->ControllerGetCapabilities(&ctx, {}, &resp));
+  std::set<int> types;
+  for (const auto& c : resp.capabilities()) types.insert(c.rpc().type());
+  using Rpc = csi::v1::ControllerServiceCapability::RPC;
+  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME}));
+}
+
+TEST_F(ControllerVmTest, CreateStageExpandDeleteLifecycle) {
+  const std::string name = "pvc-ctl-" + std::to_string(::getpid());
+
+  // Create, then create again: one volume, one ID.
+  csi::v1::CreateVolumeResponse created, again;
+  ASSERT_GRPC_OK(Create(name, 64 * kMiB, &created));
+  ASSERT_GRPC_OK(Create(name, 64 * kMiB, &again));
+  const csi::v1::Volume& vol = created.volume();
+  EXPECT_EQ(again.volume().volume_id(), vol.volume_id());
+  EXPECT_EQ(vol.capacity_bytes(), 64 * kMiB);
+  csi::v1::CreateVolumeResponse other;
+  EXPECT_EQ(Create(name, 128 * kMiB, &other).error_code(), Code::ALREADY_EXISTS);
+
+  auto id = DecodeVolumeId(vol.volume_id());
+  ASSERT_TRUE(id.ok()) << vol.volume_id();
+  EXPECT_EQ(id->cluster_id, "test");
+  auto pool_id = io_->cluster().PoolId(Ceph().pool);
+  ASSERT_TRUE(pool_id.ok());
+  EXPECT_EQ(id->pool_id, *pool_id);
+  const std::string image = "csi-vol-" + id->object_uuid;
+  std::map<std::string, std::string> want_ctx = {
+      {"clusterID", "test"}, {"pool", Ceph().pool}, {"imageName", image}, {"mounter", "rbd-nbd"}};
+  std::map<std::string, std::string> ctx(vol.volume_context().begin(), vol.volume_context().end());
+  EXPECT_EQ(ctx, want_ctx);
+
+  // Exactly ceph-csi's omap keys.
+  auto dir = AllOmap(*io_, "csi.volumes.default");
+  ASSERT_TRUE(dir);
+  EXPECT_EQ(dir->at("csi.volume." + name), id->object_uuid);
+  auto per_volume = AllOmap(*io_, "csi.volume." + id->object_uuid);
+  ASSERT_TRUE(per_volume);
+  EXPECT_EQ(*per_volume, (std::map<std::string, std::string>{{"csi.volname", name}, {"csi.imagename", image}}));
+  EXPECT_TRUE(ImageExists(*io_, image));
+
+  csi::v1::ValidateVolumeCapabilitiesResponse valid;
+  ASSERT_GRPC_OK(Validate(vol.volume_id(), &valid));
+  EXPECT_TRUE(valid.has_confirmed()) << valid.message();
+
+  // Stage from the ID and clusterID alone: the node resolves the image
+  // through the omap journal this controller wrote.
+  const std::string& volume_id = vol.volume_id();
+  auto cap = MountCap("ext4");
+  csi::v1::NodeStageVolumeRequest stage = StageReq(volume_id, cap);
+  stage.mutable_volume_context()->clear();
+  (*stage.mutable_volume_context())["clusterID"] = "test";
+  (*stage.mutable_volume_context())["mounter"] = "rbd-nbd";
+  ASSERT_GRPC_OK(Stage(stage));
+  EXPECT_EQ(RbdNbdProcessesFor(image), 1);
+  std::string target = TargetPath(volume_id, 1);
+  ASSERT_GRPC_OK(Publish(volume_id, target, cap));
+  { std::ofstream(target + "/hello.txt") << "hello\n"; }
+  int64_t before = FilesystemBytes(target);
+  EXPECT_GT(before, 0);
+  EXPECT_LT(before, 64 * kMiB);
+
+  // Expand: the controller grows the image, the node the filesystem.
+  {
+    csi::v1::ControllerExpandVolumeRequest req;
+    req.set_volume_id(volume_id);
+    req.mutable_capacity_range()->set_required_bytes(128 * kMiB);
+    *req.mutable_volume_capability() = cap;
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    csi::v1::ControllerExpandVolumeResponse resp;
+    ASSERT_GRPC_OK(controller_->ControllerExpandVolume(&ctx, req, &resp));
+    EXPECT_EQ(resp.capacity_bytes(), 128 * kMiB);
+    EXPECT_TRUE(resp.node_expansion_required());
+  }
+  // rbd-nbd 16 cannot grow the netlink-configured device itself (the kernel
+  // wants the backend identifier it leaves out): the node does, then grows
+  // the filesystem. Asking for more than the image holds changes nothing.
+  auto node_expand = [&](int64_t bytes, csi::v1::NodeExpandVolumeResponse* resp) {
+    csi::v1::NodeExpandVolumeRequest req;
+    req.set_volume_id(volume_id);
+    req.set_volume_path(target);
+    req.set_staging_target_path(StagingPath(volume_id));
+    req.mutable_capacity_range()->set_required_bytes(bytes);
+    *req.mutable_volume_capability() = cap;
+    grpc::ClientContext ctx;
+    return Node()->NodeExpandVolume(&ctx, req, resp);
+  };
+  const std::string device = StatusField(volume_id, "device");
+  csi::v1::NodeExpandVolumeResponse expanded;
+  grpc::Status too_big = node_expand(256 * kMiB, &expanded);
+  EXPECT_EQ(too_big.error_code(), Code::FAILED_PRECONDITION) << too_big.error_message();
+  EXPECT_NE(too_big.error_message().find(std::to_string(128 * kMiB) + " bytes"), std::string::npos)
+      << too_big.error_message();
+  EXPECT_EQ(FilesystemBytes(target), before);
+  ASSERT_GRPC_OK(node_expand(128 * kMiB, &expanded));
+  EXPECT_EQ(expanded.capacity_bytes(), 128 * kMiB);
+  EXPECT_EQ(DeviceBytes(device), 128 * kMiB) << device;
+  EXPECT_GT(FilesystemBytes(target), 100 * kMiB) << "before: " << before;
+  ASSERT_GRPC_OK(node_expand(128 * kMiB, &expanded));  // again: nothing to do
+  EXPECT_EQ(expanded.capacity_bytes(), 128 * kMiB);
+  // The grown filesystem takes data beyond the old size, and the old file
+  // reads back.
+  {
+    std::ofstream big(target + "/big.bin", std::ios::binary);
+    std::string mib(kMiB, 'z');
+    for (int i = 0; i < 80; ++i) big << mib;
+    big.flush();
+    EXPECT_TRUE(big.good());
+  }
+  ::sync();
+  std::string hello;
+  std::getline(std::ifstream(target + "/hello.txt"), hello);
+  EXPECT_EQ(hello, "hello");
+  EXPECT_EQ(std::filesystem::file_size(target + "/big.bin"), static_cast<uintmax_t>(80 * kMiB));
+
+  // Mapped: delete refuses and deletes nothing.
+  grpc::Status busy = Delete(volume_id);
+  EXPECT_EQ(busy.error_code(), Code::FAILED_PRECONDITION) << busy.error_message();
+  EXPECT_NE(busy.error_message().find("watcher"), std::string::npos) << busy.error_message();
+  EXPECT_EQ(busy.error_message().find(Ceph().key), std::string::npos);
+  EXPECT_TRUE(ImageExists(*io_, image));
+  EXPECT_TRUE(AllOmap(*io_, "csi.volume." + id->object_uuid));
+
+  ASSERT_GRPC_OK(Unpublish(volume_id, target));
+  ASSERT_GRPC_OK(Unstage(volume_id));
+
+  // Unmapped: delete removes the image and every key; a repeat is OK.
+  ASSERT_GRPC_OK(Delete(volume_id));
+  EXPECT_FALSE(ImageExists(*io_, image));
+  EXPECT_FALSE(AllOmap(*io_, "csi.volume." + id->object_uuid));
+  dir = AllOmap(*io_, "csi.volumes.default");
+  EXPECT_TRUE(!dir || !dir->count("csi.volume." + name));
+  ASSERT_GRPC_OK(Delete(volume_id));
+  EXPECT_EQ(Validate(volume_id, &valid).error_code(), Code::NOT_FOUND);
+  ASSERT_GRPC_OK(Delete("not-a-ceph-csi-volume-id"));
+
+  // The name is free again: a new create gets a new volume.
+  csi::v1::CreateVolumeResponse recreated;
+  ASSERT_GRPC_OK(Create(name, 64 * kMiB, &recreated));
+  EXPECT_NE(recreated.volume().volume_id(), volume_id);
+  ASSERT_GRPC_OK(Delete(recreated.volume().volume_id()));
+}
+
+TEST_F(ControllerVmTest, ErrorsNameTheFieldAndNeverTheKey) {
+  csi::v1::CreateVolumeRequest req;
+  req.set_name("pvc-bad");
+  *req.add_volume_capabilities() = MountCap("ext4");
+  (*req.mutable_parameters())["clusterID"] = "test";
+  (*req.mutable_parameters())["pool"] = Ceph().pool;
+  (*req.mutable_parameters())["imageFeatures"] = "layering,bogus";
+  Secrets(&req);
+  grpc::ClientContext ctx;
+  csi::v1::CreateVolumeResponse resp;
+  grpc::Status s = controller_->CreateVolume(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), Code::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("imageFeatures"), std::string::npos) << s.error_message();
+  EXPECT_EQ(s.error_message().find(Ceph().key), std::string::npos);
+
+  (*req.mutable_parameters())["imageFeatures"] = "layering";
+  (*req.mutable_parameters())["clusterID"] = "no-such-cluster";
+  grpc::ClientContext ctx2;
+  s = controller_->CreateVolume(&ctx2, req, &resp);
+  EXPECT_EQ(s.error_code(), Code::NOT_FOUND) << s.error_message();
+  EXPECT_NE(s.error_message().find("no-such-cluster"), std::string::npos) << s.error_message();
+  EXPECT_EQ(ControllerKeyFiles(), 0) << "the key file is removed after every call, failed or not";
+}
+
+}  // namespace
+}  // namespace nbdk::vmtest
