@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 namespace nbdk {
 namespace {
@@ -28,20 +29,15 @@ void Append(std::vector<uint8_t>& out, const T& value) {
   out.insert(out.end(), p, p + sizeof(T));
 }
 
-void AppendU32Attr(std::vector<uint8_t>& out, uint16_t type, uint32_t value) {
+// A u32 or u64 attribute: 4 or 8 bytes, already NLA_ALIGNTO aligned.
+template <typename Int>
+void AppendIntAttr(std::vector<uint8_t>& out, uint16_t type, Int value) {
+  static_assert(std::is_same_v<Int, uint32_t> || std::is_same_v<Int, uint64_t>);
   nlattr attr{};
   attr.nla_len = NLA_HDRLEN + sizeof(value);
   attr.nla_type = type;
   Append(out, attr);
-  Append(out, value);  // 4 bytes: already NLA_ALIGNTO aligned
-}
-
-void AppendU64Attr(std::vector<uint8_t>& out, uint16_t type, uint64_t value) {
-  nlattr attr{};
-  attr.nla_len = NLA_HDRLEN + sizeof(value);
-  attr.nla_type = type;
-  Append(out, attr);
-  Append(out, value);  // 8 bytes: already NLA_ALIGNTO aligned
+  Append(out, value);
 }
 
 // A NUL-terminated string attribute, zero-padded to NLA_ALIGNTO; the
@@ -72,7 +68,7 @@ std::vector<uint8_t> BuildRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
   genl.cmd = cmd;
   genl.version = NBD_GENL_VERSION;
   Append(out, genl);
-  if (index) AppendU32Attr(out, NBD_ATTR_INDEX, *index);
+  if (index) AppendIntAttr<uint32_t>(out, NBD_ATTR_INDEX, *index);
   SetMessageLength(out);
   return out;
 }
@@ -196,7 +192,7 @@ Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq
     return Status::InvalidArgument("nbd backend identifier holds a NUL byte");
   }
   std::vector<uint8_t> out = BuildRequest(family_id, seq, NBD_CMD_RECONFIGURE, index);
-  AppendU64Attr(out, NBD_ATTR_SIZE_BYTES, size_bytes);
+  AppendIntAttr<uint64_t>(out, NBD_ATTR_SIZE_BYTES, size_bytes);
   if (!backend.empty()) AppendStringAttr(out, NBD_ATTR_BACKEND_IDENTIFIER, backend);
   SetMessageLength(out);
   return out;
