@@ -18,6 +18,7 @@ struct ChaosOptions {
   int stops = 2;           // kill -STOP of one rbd-nbd for 1-3 s, then -CONT
   int daemon_kills = 2;    // SIGKILL of nbdkeeperd, then a restart
   int daemon_terms = 1;    // SIGTERM of nbdkeeperd, then a restart
+  int down_kills = 0;      // SIGKILL of nbdkeeperd, kill -9 of one rbd-nbd, then a restart
   int stage_kills = 1;     // kill -9 of one rbd-nbd while another volume's NodeStage is in flight
   // Pause after one injection has healed and before the next (uniform).
   int min_gap_ms = 500, max_gap_ms = 3000;

@@ -83,6 +83,7 @@ std::string ToJson(const ChaosReport& r) {
   w.EndObject();
   Figures(w, "child_heal", r.child_heal_s);
   Figures(w, "daemon_heal", r.daemon_heal_s);
+  Figures(w, "daemon_heal_with_reattach", r.down_heal_s);
   Key(w, "longest_io_stall_s", LongestStall(r));
   Key(w, "io_errors", r.io_errors());
   Key(w, "verify_failures", r.verify_failures());
@@ -148,6 +149,7 @@ void PrintTable(const ChaosReport& r) {
   };
   row("rbd-nbd killed", r.child_heal_s);
   row("daemon restarted", r.daemon_heal_s);
+  row("... + rbd-nbd died", r.down_heal_s);
   std::printf("\n%-18s %-6s %-10s %10s %10s %6s %9s  %s\n", "volume", "access", "device", "fio MiB w", "verified",
               "error", "max IO s", "fsck");
   for (const VolumeOutcome& v : r.volumes) {

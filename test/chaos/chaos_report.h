@@ -24,7 +24,8 @@ struct ChaosReport {
   double duration_s = 0;
   std::map<std::string, int> injections;  // by kind
   std::vector<double> child_heal_s;       // kill -9 of an rbd-nbd -> Connected again
-  std::vector<double> daemon_heal_s;      // daemon launch -> ready with every volume Connected
+  std::vector<double> daemon_heal_s;      // daemon launch -> ready with every volume Connected (adopted)
+  std::vector<double> down_heal_s;        // the same, one rbd-nbd having died while no daemon ran
   std::vector<VolumeOutcome> volumes;
   std::vector<Incarnation> incarnations;
   uint64_t rss_kib_all_mapped = 0;        // right after every volume was staged and published

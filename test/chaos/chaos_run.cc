@@ -2,7 +2,7 @@
 // kernel nbd driver and a real Ceph (runs in the test VM), and judge what
 // is left: fio's verify and IO errors, fsck, leftovers, the daemon's own
 // counters. Prints a table and writes a JSON report; exits 0 only on PASS.
-//   test/vm/vm-run -- build-chaos/test/chaos/chaos_run --child-kills 200 --daemon-kills 10
+//   test/vm/vm-run --timeout 7200 -- $PWD/build/test/chaos/chaos_run --child-kills 200 --down-kills 5
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -33,6 +33,8 @@ std::string InjectionName(Injection kind) {
       return "daemon SIGKILL";
     case Injection::kDaemonTerm:
       return "daemon SIGTERM";
+    case Injection::kDownKill:
+      return "kill while daemon down";
     case Injection::kStageKill:
       return "kill during NodeStage";
   }
@@ -166,6 +168,7 @@ void ChaosScenario::RunSchedule() {
   add(Injection::kStop, options_.stops);
   add(Injection::kDaemonKill, options_.daemon_kills);
   add(Injection::kDaemonTerm, options_.daemon_terms);
+  add(Injection::kDownKill, options_.down_kills);
   add(Injection::kStageKill, options_.stage_kills);
   std::shuffle(schedule.begin(), schedule.end(), rng_);
   for (size_t i = 0; i < schedule.size(); ++i) {
@@ -193,9 +196,11 @@ Status ChaosScenario::Inject(Injection kind) {
     case Injection::kStop:
       return StopChild();
     case Injection::kDaemonKill:
-      return RestartDaemon(SIGKILL);
+      return RestartDaemon(SIGKILL, false);
     case Injection::kDaemonTerm:
-      return RestartDaemon(SIGTERM);
+      return RestartDaemon(SIGTERM, false);
+    case Injection::kDownKill:
+      return RestartDaemon(SIGKILL, true);
     case Injection::kStageKill:
       return KillDuringStage();
   }

@@ -20,7 +20,7 @@
 
 namespace nbdk::chaos {
 
-enum class Injection { kChildKill, kDoubleKill, kStop, kDaemonKill, kDaemonTerm, kStageKill };
+enum class Injection { kChildKill, kDoubleKill, kStop, kDaemonKill, kDaemonTerm, kDownKill, kStageKill };
 
 class ChaosScenario {
  public:
@@ -45,7 +45,7 @@ class ChaosScenario {
   // injections.cc
   Status KillChildren(size_t count);
   Status StopChild();
-  Status RestartDaemon(int signum);
+  Status RestartDaemon(int signum, bool kill_one_while_down);
   Status KillDuringStage();
 
   void Say(const std::string& line);

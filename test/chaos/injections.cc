@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "test/chaos/chaos_scenario.h"
@@ -83,8 +84,10 @@ Status ChaosScenario::StopChild() {
 }
 
 // rbd-nbd outlives its daemon: the restarted one must adopt every running
-// server (same pids), and IO never notices.
-Status ChaosScenario::RestartDaemon(int signum) {
+// server (same pids) and IO never notices. With `kill_one_while_down`, one
+// server also dies while no daemon watches: the new one must find it dead
+// and re-attach it on its device at start-up.
+Status ChaosScenario::RestartDaemon(int signum, bool kill_one_while_down) {
   std::vector<ServerSeen> before;
   for (const ChaosVolume& v : volumes_) {
     auto seen = SeeServer(keeper_.health_port(), v.id);
@@ -94,24 +97,32 @@ Status ChaosScenario::RestartDaemon(int signum) {
   pid_t old_pid = keeper_.pid();
   NBDK_RETURN_IF_ERROR(keeper_.Stop(signum, signum == SIGKILL ? "SIGKILL" : "SIGTERM"));
   if (!keeper_.current().exit_ok) return Status::Internal("nbdkeeperd did not exit 0 on SIGTERM");
+  std::optional<size_t> victim;
+  if (kill_one_while_down) {
+    victim = std::uniform_int_distribution<size_t>(0, volumes_.size() - 1)(rng_);
+    if (::kill(before[*victim].pid, SIGKILL) != 0) return Status::FromErrno(errno, "kill -9");
+  }
   double down = RandomSeconds(0.2, 2.0);
   std::this_thread::sleep_for(std::chrono::duration<double>(down));
   auto launched = Clock::now();
-  NBDK_RETURN_IF_ERROR(keeper_.Start(volumes_.size()));
+  NBDK_RETURN_IF_ERROR(keeper_.Start(volumes_.size() - (victim ? 1 : 0)));
+  if (victim) ++keeper_.current().child_deaths_injected;
   NBDK_RETURN_IF_ERROR(WaitAllConnected(keeper_.health_port(), VolumeIds(), kHealTimeout));
   double heal = std::chrono::duration<double>(Clock::now() - launched).count();
-  report_.daemon_heal_s.push_back(heal);
+  (victim ? report_.down_heal_s : report_.daemon_heal_s).push_back(heal);
   for (size_t i = 0; i < volumes_.size(); ++i) {
     auto after = SeeServer(keeper_.health_port(), volumes_[i].id);
     if (!after.ok()) return after.status();
-    if (after->pid != before[i].pid || after->device != before[i].device) {
+    bool replaced = after->pid != before[i].pid;
+    if (after->device != before[i].device || replaced != (victim == i)) {
       return Status::Internal(volumes_[i].id + ": served by rbd-nbd " + std::to_string(after->pid) + " on " +
                               after->device + " after the restart, was " + std::to_string(before[i].pid) +
-                              " on " + before[i].device + " (not adopted)");
+                              " on " + before[i].device + (victim == i ? " (killed meanwhile)" : " (alive)"));
     }
   }
-  Say("  nbdkeeperd " + std::to_string(old_pid) + " down for " + Fixed(down) + " s; " +
-      std::to_string(keeper_.pid()) + " ready with every rbd-nbd adopted " + Fixed(heal) + " s after launch");
+  Say("  nbdkeeperd " + std::to_string(old_pid) + " down for " + Fixed(down) + " s" +
+      (victim ? " (rbd-nbd of " + volumes_[*victim].id + " killed meanwhile)" : "") + "; " +
+      std::to_string(keeper_.pid()) + " ready with every volume Connected " + Fixed(heal) + " s after launch");
   return Status::Ok();
 }
 

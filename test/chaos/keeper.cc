@@ -76,7 +76,10 @@ Status Keeper::Start(uint64_t running_volumes) {
                       "--key-dir=" + key_dir(), "--log-level=info"})) {
     return Status::Internal("nbdkeeperd did not start (see " + log_path() + ")");
   }
-  incarnations_.push_back({.pid = daemon_.pid(), .adoptions_expected = running_volumes});
+  Incarnation incarnation;
+  incarnation.pid = daemon_.pid();
+  incarnation.adoptions_expected = running_volumes;
+  incarnations_.push_back(std::move(incarnation));
   node_ = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_.endpoint(), grpc::InsecureChannelCredentials()));
   // Ready: start-up healing of the journaled volumes has finished.
   auto give_up = Clock::now() + std::chrono::seconds(120);
