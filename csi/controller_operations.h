@@ -15,7 +15,7 @@
 #include <string>
 
 #include "csi/controller_request.h"
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/rados_cluster.h"
 
 namespace nbdk {

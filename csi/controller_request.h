@@ -17,7 +17,7 @@
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
 #include "csi/volume_id.h"
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

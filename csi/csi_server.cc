@@ -10,7 +10,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

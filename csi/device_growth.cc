@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "csi/rbd_image.h"
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "journal/rados_cluster.h"
 #include "netlink/nbd_resize.h"
 #include "netlink/nbd_sysfs.h"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "csi/node_context.h"
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/volume_record.h"
 
 namespace nbdk {

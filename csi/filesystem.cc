@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "daemon/child_process.h"
+#include "daemon/base/child_process.h"
 
 namespace nbdk {
 namespace {

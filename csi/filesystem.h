@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

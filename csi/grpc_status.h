@@ -5,7 +5,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/heal_plan.h"
 
 namespace nbdk {

@@ -1,6 +1,6 @@
 #include "csi/identity_service.h"
 
-#include "daemon/version.h"
+#include "daemon/base/version.h"
 
 namespace nbdk {
 

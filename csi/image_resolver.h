@@ -14,7 +14,7 @@
 #include <string>
 
 #include "csi/node_request.h"
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 #include "journal/rados_clients.h"
 #include "supervisor/image_spec.h"
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

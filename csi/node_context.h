@@ -6,7 +6,7 @@
 
 #include "csi/image_resolver.h"
 #include "csi/staged_volumes.h"
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 #include "journal/rados_clients.h"
 #include "supervisor/supervisor.h"
 

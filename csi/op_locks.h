@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

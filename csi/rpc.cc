@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "csi/grpc_status.h"
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

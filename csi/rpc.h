@@ -18,9 +18,9 @@
 
 #include <functional>
 
-#include "daemon/event_loop.h"
-#include "daemon/metrics.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/metrics.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 #include "journal/node_journal.h"
 
 namespace nbdk {

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

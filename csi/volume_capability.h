@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "csi/proto/csi.pb.h"
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

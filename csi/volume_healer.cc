@@ -6,8 +6,8 @@
 
 #include "csi/filesystem.h"
 #include "csi/mount_table.h"
-#include "daemon/log.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/log.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 namespace {

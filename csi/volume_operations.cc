@@ -10,7 +10,7 @@
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
 #include "csi/stash.h"
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/log.h"
-#include "daemon/status.h"
+#include "daemon/base/log.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

@@ -2,7 +2,7 @@
 
 #include <http_parser.h>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

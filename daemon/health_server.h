@@ -17,8 +17,8 @@
 #include <string>
 
 #include "daemon/config.h"
-#include "daemon/event_loop.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 

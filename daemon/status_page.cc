@@ -1,6 +1,6 @@
 #include "daemon/status_page.h"
 
-#include "daemon/version.h"
+#include "daemon/base/version.h"
 
 namespace nbdk {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "daemon/config.h"
 #include "daemon/health_server.h"
-#include "daemon/metrics.h"
+#include "daemon/base/metrics.h"
 
 namespace nbdk {
 

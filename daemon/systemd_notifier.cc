@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 

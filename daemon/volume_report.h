@@ -6,7 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "csi/staged_volumes.h"
-#include "daemon/metrics.h"
+#include "daemon/base/metrics.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

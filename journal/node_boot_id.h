@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

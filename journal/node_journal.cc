@@ -11,7 +11,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
 #include "journal/node_unique_fd.h"

@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/node_journal_fs.h"
 #include "journal/volume_record.h"
 

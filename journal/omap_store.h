@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/rados_cluster.h"
 
 namespace nbdk {

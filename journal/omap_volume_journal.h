@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "journal/omap_store.h"
 
 namespace nbdk {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 

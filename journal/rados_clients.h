@@ -18,7 +18,7 @@
 #include <functional>
 #include <memory>
 
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 #include "journal/rados_cluster.h"
 #include "journal/rados_config.h"
 

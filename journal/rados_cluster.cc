@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 #include "journal/rados_config.h"
 
 namespace nbdk {

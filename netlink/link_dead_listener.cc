@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "netlink/nbd_genl_message.h"
 
 namespace nbdk {

@@ -13,9 +13,9 @@
 #include <memory>
 #include <span>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 

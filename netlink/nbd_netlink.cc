@@ -10,7 +10,7 @@
 #include <cassert>
 #include <string>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
 
 namespace nbdk {

@@ -24,8 +24,8 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 #include "netlink/genl_socket.h"
 #include "netlink/link_dead_listener.h"
 #include "netlink/nbd_genl_message.h"

@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "netlink/genl_socket.h"
 #include "netlink/nbd_genl_message.h"
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

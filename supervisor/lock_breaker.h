@@ -10,7 +10,7 @@
 
 #include <functional>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "supervisor/image_spec.h"
 
 namespace nbdk {

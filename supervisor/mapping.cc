@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "supervisor/rbd_nbd_argv.h"
 #include "supervisor/sysfs_io_timeout.h"
 

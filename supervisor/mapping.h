@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/child_process.h"
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/child_process.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
+#include "daemon/base/uv_handle.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping_snapshot.h"
 #include "supervisor/mapping_state.h"

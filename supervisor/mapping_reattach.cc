@@ -1,7 +1,7 @@
 // Mapping: unplanned death, re-attach with backoff, expiry, LINK_DEAD.
 #include <csignal>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "supervisor/mapping.h"
 #include "supervisor/rbd_nbd_argv.h"
 #include "supervisor/reattach_backoff.h"

@@ -10,8 +10,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "daemon/log.h"
-#include "daemon/status.h"
+#include "daemon/base/log.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

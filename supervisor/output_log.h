@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 
 namespace nbdk {
 

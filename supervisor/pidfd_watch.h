@@ -11,9 +11,9 @@
 #include <functional>
 #include <memory>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "journal/rados_cluster.h"
 #include "supervisor/ceph_address.h"
 

@@ -46,7 +46,7 @@
 
 #include <functional>
 
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 #include "journal/rados_clients.h"
 #include "journal/rados_config.h"
 #include "supervisor/lock_breaker.h"

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "supervisor/supervisor_config.h"
 
 namespace nbdk {

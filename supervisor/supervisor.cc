@@ -1,6 +1,6 @@
 #include "supervisor/supervisor.h"
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 #include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {

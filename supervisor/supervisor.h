@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping.h"
 #include "supervisor/mapping_snapshot.h"

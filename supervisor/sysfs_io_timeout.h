@@ -15,8 +15,8 @@
 #include <functional>
 #include <string>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk::chaos {
 

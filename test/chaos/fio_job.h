@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::chaos {

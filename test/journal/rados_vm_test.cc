@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 #include "journal/rados_clients.h"
 #include "journal/rados_cluster.h"
 #include "supervisor/ceph_address.h"

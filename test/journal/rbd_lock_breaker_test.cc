@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/uv_handle.h"
 #include "journal/rados_clients.h"
 
 namespace nbdk {

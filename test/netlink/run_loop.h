@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "daemon/event_loop.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk::testing {
 

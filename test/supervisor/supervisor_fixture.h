@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/event_loop.h"
-#include "daemon/uv_handle.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/uv_handle.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

@@ -1,6 +1,6 @@
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 

@@ -1,4 +1,4 @@
-#include "daemon/uv_handle.h"
+#include "daemon/base/uv_handle.h"
 
 #include <string>
 

@@ -14,8 +14,8 @@
 #include <functional>
 #include <memory>
 
-#include "daemon/event_loop.h"
-#include "daemon/status.h"
+#include "daemon/base/event_loop.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

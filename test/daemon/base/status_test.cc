@@ -1,10 +1,10 @@
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 
-#include "daemon/log.h"
+#include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {

@@ -21,7 +21,7 @@
 #include <mutex>
 #include <thread>
 
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 namespace nbdk {
 

@@ -1,4 +1,4 @@
-#include "daemon/event_loop.h"
+#include "daemon/base/event_loop.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/uv_handle.h"
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 namespace {

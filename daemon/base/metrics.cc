@@ -1,4 +1,4 @@
-#include "daemon/metrics.h"
+#include "daemon/base/metrics.h"
 
 #include <cassert>
 #include <cmath>

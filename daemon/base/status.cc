@@ -1,4 +1,4 @@
-#include "daemon/status.h"
+#include "daemon/base/status.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "daemon/child_process.h"
+#include "daemon/base/child_process.h"
 
 #include <csignal>
 #include <utility>
