@@ -5,6 +5,8 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "supervisor/image_spec.h"
+#include "supervisor/map_options.h"
 
 namespace nbdk {
 namespace {
@@ -25,14 +27,6 @@ std::string Get(const Params& params, const char* key) {
 
 // A pool or namespace name: RADOS allows most bytes, but these end up in
 // object names, rbd-nbd arguments and the stash.
-Status CheckName(const std::string& field, const std::string& value, bool required) {
-  if (value.empty()) return required ? Status::InvalidArgument(field + ": missing") : Status::Ok();
-  if (value.size() > 128) return Status::InvalidArgument(field + ": longer than 128 bytes");
-  if (HasSpaceOrControl(value) || value.find('/') != std::string::npos || value.find('@') != std::string::npos) {
-    return Status::InvalidArgument(field + ": contains whitespace, a control character, '/' or '@'");
-  }
-  return Status::Ok();
-}
 
 Result<ControllerSecrets> ParseSecrets(const Params& secrets) {
   ControllerSecrets out;
@@ -144,13 +138,13 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   out.pool = Get(p, "pool");
   out.journal_pool = Get(p, "journalPool");
   out.rados_namespace = Get(p, "radosNamespace");
-  NBDK_RETURN_IF_ERROR(CheckName("parameters.clusterID", out.cluster_id, true));
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.clusterID", out.cluster_id, true));
   if (out.cluster_id.size() > kMaxVolumeIdLength - kVolumeIdFixedLength) {
     return Status::InvalidArgument("parameters.clusterID: longer than 64 bytes (the volume ID would exceed 128)");
   }
-  NBDK_RETURN_IF_ERROR(CheckName("parameters.pool", out.pool, true));
-  NBDK_RETURN_IF_ERROR(CheckName("parameters.journalPool", out.journal_pool, false));
-  NBDK_RETURN_IF_ERROR(CheckName("parameters.radosNamespace", out.rados_namespace, false));
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, true));
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.journalPool", out.journal_pool, false));
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.radosNamespace", out.rados_namespace, false));
   auto features = ParseImageFeatures(p.count("imageFeatures") ? Get(p, "imageFeatures") : kDefaultImageFeatures);
   if (!features.ok()) return features.status();
   out.features = *features;
@@ -161,7 +155,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   out.map_options = Get(p, "mapOptions");
   auto nbd = NbdOptionSection(out.map_options);
   if (!nbd.ok()) return nbd.status().WithContext("parameters.mapOptions");
-  auto args = NbdOptionArgs(*nbd);
+  auto args = ParseMapOptions(*nbd);
   if (!args.ok()) return args.status().WithContext("parameters.mapOptions");
 
   auto secrets = ParseSecrets(request.secrets());

@@ -3,10 +3,11 @@
 add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
+  ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
   ${CMAKE_CURRENT_LIST_DIR}/stash.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_id.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_proto)
+target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_proto nbdk_supervisor)

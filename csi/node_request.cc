@@ -3,6 +3,9 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "supervisor/image_spec.h"
+#include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -22,20 +25,6 @@ bool HasSpaceOrControl(std::string_view s) {
     if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) return true;
   }
   return false;
-}
-
-Status CheckVolumeId(const std::string& id) {
-  if (id.empty()) return Status::InvalidArgument("volume_id: missing");
-  if (id.size() > kMaxVolumeIdLength) {
-    return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
-  }
-  if (id.front() == '.') return Status::InvalidArgument("volume_id: must not start with '.'");
-  for (char c : id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
-      return Status::InvalidArgument("volume_id: only letters, digits, '.', '_' and '-' are allowed");
-    }
-  }
-  return Status::Ok();
 }
 
 // An absolute, clean path: what filepath.Clean would leave unchanged.
@@ -99,34 +88,42 @@ Result<bool> ParseGoBool(const char* field, const std::string& v) {
   return Status::InvalidArgument(std::string("volume_context: ") + field + ": '" + v + "' is not a boolean");
 }
 
-// A pool, namespace or image name: it becomes part of "pool/ns/image".
-Result<std::string> ContextName(const google::protobuf::Map<std::string, std::string>& ctx, const char* key,
-                                std::string_view forbidden) {
+// A pool, namespace or image name (or the clusterID, which names files):
+// Ceph's naming rule (supervisor/image_spec.h).
+Result<std::string> ContextName(const google::protobuf::Map<std::string, std::string>& ctx, const char* key) {
   auto it = ctx.find(key);
   if (it == ctx.end()) return std::string();
-  std::string field = std::string("volume_context: ") + key;
-  if (HasControlChar(it->second)) return Status::InvalidArgument(field + ": contains a control character");
-  for (char c : forbidden) {
-    if (it->second.find(c) != std::string::npos) {
-      return Status::InvalidArgument(field + ": '" + it->second + "' contains '" + std::string(1, c) + "'");
-    }
-  }
+  NBDK_RETURN_IF_ERROR(CheckCephName(std::string("volume_context: ") + key, it->second, false));
   return it->second;
 }
 
-// The nbd part of mapOptions or unmapOptions, as arguments and (when `csv`
-// is given) as text.
-Status ParseNbdOptions(const google::protobuf::Map<std::string, std::string>& ctx, const char* key,
-                       std::string* csv, std::vector<std::string>* args) {
-  auto it = ctx.find(key);
+// The nbd part of mapOptions, as allow-listed rbd-nbd arguments.
+Status ParseMapOptionsContext(const google::protobuf::Map<std::string, std::string>& ctx,
+                              std::vector<std::string>* args) {
+  auto it = ctx.find("mapOptions");
   if (it == ctx.end()) return Status::Ok();
-  std::string field = std::string("volume_context: ") + key;
   auto section = NbdOptionSection(it->second);
-  if (!section.ok()) return section.status().WithContext(field);
-  auto parsed = NbdOptionArgs(*section);
-  if (!parsed.ok()) return parsed.status().WithContext(field);
-  if (csv != nullptr) *csv = std::move(section).value();
+  if (!section.ok()) return section.status().WithContext("volume_context: mapOptions");
+  auto parsed = ParseMapOptions(*section);
+  if (!parsed.ok()) return parsed.status().WithContext("volume_context: mapOptions");
   *args = std::move(parsed).value();
+  return Status::Ok();
+}
+
+// The nbd part of unmapOptions. nbdkeeper never puts it on a command line;
+// it is kept for ceph-csi, which hands it to `rbd unmap --options` as one
+// value, so a plain option list is all it may be.
+Status ParseUnmapOptionsContext(const google::protobuf::Map<std::string, std::string>& ctx, std::string* csv) {
+  auto it = ctx.find("unmapOptions");
+  if (it == ctx.end()) return Status::Ok();
+  auto section = NbdOptionSection(it->second);
+  if (!section.ok()) return section.status().WithContext("volume_context: unmapOptions");
+  for (char c : *section) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_-=,.").find(c) == std::string_view::npos) {
+      return Status::InvalidArgument("volume_context: unmapOptions: only letters, digits and '_-=,.' are allowed");
+    }
+  }
+  *csv = std::move(section).value();
   return Status::Ok();
 }
 
@@ -155,11 +152,11 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
         "controller");
   }
 
-  auto cluster_id = ContextName(ctx, "clusterID", "");
-  auto pool = ContextName(ctx, "pool", "/");
-  auto image = ContextName(ctx, "imageName", "/@");
-  auto journal_pool = ContextName(ctx, "journalPool", "/");
-  auto rados_namespace = ContextName(ctx, "radosNamespace", "/");
+  auto cluster_id = ContextName(ctx, "clusterID");
+  auto pool = ContextName(ctx, "pool");
+  auto image = ContextName(ctx, "imageName");
+  auto journal_pool = ContextName(ctx, "journalPool");
+  auto rados_namespace = ContextName(ctx, "radosNamespace");
   for (const auto* r : {&cluster_id, &pool, &image, &journal_pool, &rados_namespace}) {
     if (!r->ok()) return r->status();
   }
@@ -180,15 +177,15 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
     out->decoded_id = std::move(decoded).value();
   }
 
-  NBDK_RETURN_IF_ERROR(ParseNbdOptions(ctx, "mapOptions", nullptr, &out->map_options));
-  return ParseNbdOptions(ctx, "unmapOptions", &out->unmap_options_csv, &out->unmap_options);
+  NBDK_RETURN_IF_ERROR(ParseMapOptionsContext(ctx, &out->map_options));
+  return ParseUnmapOptionsContext(ctx, &out->unmap_options_csv);
 }
 
 }  // namespace
 
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request) {
   StageRequest out;
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   out.volume_id = request.volume_id();
   NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
   out.staging_target_path = request.staging_target_path();
@@ -202,13 +199,13 @@ Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& re
 }
 
 Result<UnstageRequest> ParseUnstageRequest(const csi::v1::NodeUnstageVolumeRequest& request) {
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
   return UnstageRequest{request.volume_id(), request.staging_target_path()};
 }
 
 Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolumeRequest& request) {
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("target_path", request.target_path()));
   if (request.staging_target_path().empty()) {
     return Status::FailedPrecondition(
@@ -228,20 +225,20 @@ Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolumeReque
 }
 
 Result<UnpublishRequest> ParseUnpublishRequest(const csi::v1::NodeUnpublishVolumeRequest& request) {
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("target_path", request.target_path()));
   return UnpublishRequest{request.volume_id(), request.target_path()};
 }
 
 Result<VolumeStatsRequest> ParseVolumeStatsRequest(const csi::v1::NodeGetVolumeStatsRequest& request) {
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
   NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
   return VolumeStatsRequest{request.volume_id(), request.volume_path(), request.staging_target_path()};
 }
 
 Result<ExpandRequest> ParseExpandRequest(const csi::v1::NodeExpandVolumeRequest& request) {
-  NBDK_RETURN_IF_ERROR(CheckVolumeId(request.volume_id()));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
   NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
   ExpandRequest out;

@@ -10,9 +10,8 @@
 //  - publish without staging_target_path: FailedPrecondition (the spec's
 //    "Staging target path not set", since nbdkeeper has STAGE_UNSTAGE_VOLUME).
 // Common rules:
-//  - volume_id: 1 to 128 bytes of [A-Za-z0-9._-], not starting with '.'. It
-//    names the staging mount point, log and key files and the rbd-nbd
-//    cookie, so it must be a safe file name (ceph-csi IDs and image names are).
+//  - volume_id: ValidateVolumeId's rule (supervisor/rbd_nbd_argv.h);
+//    ceph-csi IDs and image names meet it.
 //  - paths: absolute, at most 4096 bytes, clean (no empty, "." or ".."
 //    components, no trailing '/'), no control characters, not "/".
 // Secrets (userKey) never appear in any error message.
@@ -42,7 +41,8 @@ namespace nbdk {
 //  - mounter: "rbd-nbd", empty or absent; anything else (krbd's "rbd") is
 //    InvalidArgument: this plugin maps with rbd-nbd only.
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form; the nbd
-//    part becomes rbd-nbd arguments (csi/map_options.h).
+//    part of mapOptions becomes allow-listed rbd-nbd arguments
+//    (supervisor/map_options.h); unmapOptions is only kept for the stash.
 //  - encrypted: "true" is InvalidArgument (no LUKS support).
 struct StageRequest {
   std::string volume_id;
@@ -61,7 +61,6 @@ struct StageRequest {
   std::string journal_pool;     // "" means the image pool
   std::string rados_namespace;  // "" means: take it from the cluster config
   std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
-  std::vector<std::string> unmap_options;  // rbd-nbd unmap arguments
   std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
 };
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);

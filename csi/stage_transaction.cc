@@ -206,7 +206,9 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   }
 
   void MountFs() {
-    std::vector<std::string> options = req_.capability.mount_options;
+    // No set-uid programs or device nodes from a volume's content on the node.
+    std::vector<std::string> options = {"nosuid", "nodev"};
+    options.insert(options.end(), req_.capability.mount_options.begin(), req_.capability.mount_options.end());
     if (req_.capability.read_only) options.push_back("ro");
     auto self = shared_from_this();
     Mount(node_.loop, req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {

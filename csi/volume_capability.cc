@@ -1,38 +1,11 @@
 #include "csi/volume_capability.h"
 
-#include <cctype>
+#include "csi/mount_flags.h"
 
 namespace nbdk {
 namespace {
 
 using Mode = csi::v1::VolumeCapability::AccessMode;
-
-constexpr size_t kMaxMountFlagBytes = 4096;
-
-Status SplitMountFlags(const google::protobuf::RepeatedPtrField<std::string>& flags, const std::string& field,
-                       std::vector<std::string>* out) {
-  size_t total = 0;
-  for (int i = 0; i < flags.size(); ++i) {
-    const std::string& flag = flags.Get(i);
-    std::string where = field + ".mount.mount_flags[" + std::to_string(i) + "]";
-    total += flag.size();
-    if (total > kMaxMountFlagBytes) return Status::InvalidArgument(field + ".mount.mount_flags: more than 4 KiB");
-    size_t start = 0;
-    while (start <= flag.size()) {
-      size_t end = flag.find(',', start);
-      if (end == std::string::npos) end = flag.size();
-      std::string option = flag.substr(start, end - start);
-      start = end + 1;
-      for (char c : option) {
-        if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
-          return Status::InvalidArgument(where + ": contains whitespace or a control character");
-        }
-      }
-      if (!option.empty()) out->push_back(std::move(option));
-    }
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -51,7 +24,10 @@ Result<VolumeCapabilitySpec> ParseVolumeCapability(const csi::v1::VolumeCapabili
         return Status(unsupported_code,
                       field + ".mount.fs_type: '" + spec.fs_type + "' is not supported (only ext4 and xfs)");
       }
-      NBDK_RETURN_IF_ERROR(SplitMountFlags(mount.mount_flags(), field, &spec.mount_options));
+      auto options = ParseMountFlags({mount.mount_flags().begin(), mount.mount_flags().end()}, spec.fs_type,
+                                     field + ".mount.mount_flags");
+      if (!options.ok()) return options.status();
+      spec.mount_options = std::move(options).value();
       break;
     }
     case csi::v1::VolumeCapability::ACCESS_TYPE_NOT_SET:

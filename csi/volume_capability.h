@@ -14,10 +14,8 @@
 // MULTI_NODE_SINGLE_WRITER is not supported (ceph-csi does not offer it).
 //
 // Mount flags: each flag may itself be a comma list ("noatime,discard", as
-// `mount -o` and ceph-csi accept), so flags are split into single options;
-// an option with whitespace or a control character is rejected, and since
-// the spec says mount_flags MAY be sensitive, errors name the flag's index,
-// never its text. The spec caps the flags at 4 KiB in total.
+// `mount -o` and ceph-csi accept); they are split into single options and
+// allow-listed by csi/mount_flags.h. The spec caps them at 4 KiB in total.
 // volume_mount_group is ignored: nbdkeeper does not advertise
 // VOLUME_MOUNT_GROUP, so a CO does not send it.
 #pragma once

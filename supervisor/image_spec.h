@@ -3,7 +3,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "daemon/base/status.h"
 
 namespace nbdk {
 
@@ -20,5 +23,13 @@ struct ImageSpec {
     return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image;
   }
 };
+
+// The one rule for pool, RADOS namespace and image names from outside
+// (requests, StorageClass parameters, journal records): 1 to 255 bytes, no
+// whitespace, control character, '/' or '@' (they separate the parts of
+// "pool/ns/image@snap"), not "." or "..", and never starting with '-', so
+// that a name on rbd-nbd's command line can never be read as an option.
+// InvalidArgument naming `field`; empty is OK unless `required`.
+Status CheckCephName(std::string_view field, std::string_view value, bool required);
 
 }  // namespace nbdk

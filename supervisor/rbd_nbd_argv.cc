@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "supervisor/map_options.h"
+
 namespace nbdk {
 
 namespace {
@@ -12,61 +14,16 @@ bool IsIdChar(char c) {
          c == '-';
 }
 
-Status ValidateSpecPart(std::string_view field, const std::string& value, bool required) {
-  if (value.empty()) {
-    return required ? Status::InvalidArgument(std::string(field) + ": missing") : Status::Ok();
-  }
-  if (value.find_first_of("/@ \t\n") != std::string::npos) {
-    return Status::InvalidArgument(std::string(field) + " '" + value + "': must not contain '/', '@' or spaces");
-  }
-  return Status::Ok();
-}
-
-// Options nbdkeeper sets itself; a user value would contradict ours.
-constexpr std::string_view kControlled[] = {"-f", "-d", "--foreground", "--device", "--cookie",
-                                            "--reattach-timeout", "--id", "-i", "--name", "-n",
-                                            "--keyfile", "--mon_host", "--mon-host", "-m", "--conf",
-                                            "-c"};
-// Options that take no value: a bare word after them is a stray argument.
-constexpr std::string_view kFlags[] = {"--exclusive", "--read-only", "--try-netlink", "--quiesce",
-                                       "--show-cookie"};
-
-// Ceph treats '-' and '_' in option names alike: "--rbd-cache" is "--rbd_cache".
-std::string CephOptionName(std::string_view name) {
-  std::string out(name);
-  for (size_t i = 2; i < out.size(); ++i) {
-    if (out[i] == '-') out[i] = '_';
-  }
-  return out;
-}
-
-template <typename Range>
-bool Contains(const Range& range, std::string_view s) {
-  return std::find(std::begin(range), std::end(range), s) != std::end(range);
-}
-
-Status CheckIoTimeout(std::string_view option, std::string_view value) {
-  int seconds = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-  if (ec != std::errc() || ptr != value.data() + value.size() || seconds < 0) {
-    return Status::InvalidArgument("map option " + std::string(option) + " '" + std::string(value) +
-                                   "': not a number of seconds");
-  }
-  if (seconds != 0) {
-    return Status::InvalidArgument(
-        "map option " + std::string(option) + " " + std::string(value) +
-        ": a non-zero rbd-nbd IO timeout makes the kernel fail all IO with EIO when Ceph stalls longer "
-        "than it; nbdkeeper sets the block queue io_timeout instead");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status ValidateVolumeId(std::string_view id) {
   if (id.empty()) return Status::InvalidArgument("volume_id: missing");
-  if (id.size() > 128) return Status::InvalidArgument("volume_id: longer than 128 characters");
-  if (id.front() == '.') return Status::InvalidArgument("volume_id '" + std::string(id) + "': starts with '.'");
+  if (id.size() > 128) {
+    return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
+  }
+  if (id.front() == '.' || id.front() == '-') {
+    return Status::InvalidArgument("volume_id '" + std::string(id) + "': starts with '" + id.front() + "'");
+  }
   if (!std::all_of(id.begin(), id.end(), IsIdChar)) {
     return Status::InvalidArgument("volume_id '" + std::string(id) + "': only [A-Za-z0-9._-] allowed");
   }
@@ -75,83 +32,24 @@ Status ValidateVolumeId(std::string_view id) {
 
 Status ValidateMapRequest(const MapRequest& r) {
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(r.volume_id));
-  NBDK_RETURN_IF_ERROR(ValidateSpecPart("pool", r.image.pool, true));
-  NBDK_RETURN_IF_ERROR(ValidateSpecPart("rados_namespace", r.image.rados_namespace, false));
-  NBDK_RETURN_IF_ERROR(ValidateSpecPart("image", r.image.image, true));
-  if (r.image.user_id.empty()) return Status::InvalidArgument("user_id: missing");
+  NBDK_RETURN_IF_ERROR(CheckCephName("pool", r.image.pool, true));
+  NBDK_RETURN_IF_ERROR(CheckCephName("rados_namespace", r.image.rados_namespace, false));
+  NBDK_RETURN_IF_ERROR(CheckCephName("image", r.image.image, true));
+  // Each is one argv token after its option; a leading '-' would make it one.
+  if (r.image.user_id.empty() || r.image.user_id.front() == '-' ||
+      r.image.user_id.find_first_of(" \t\n") != std::string::npos) {
+    return Status::InvalidArgument("user_id '" + r.image.user_id + "': empty, starts with '-' or contains spaces");
+  }
   if (r.image.keyfile.empty()) return Status::InvalidArgument("keyfile: missing");
   for (const auto& m : r.image.monitors) {
-    if (m.empty() || m.find_first_of(", \t\n") != std::string::npos) {
-      return Status::InvalidArgument("monitor '" + m + "': empty or contains ',' or spaces");
+    if (m.empty() || m.front() == '-' || m.find_first_of(", \t\n") != std::string::npos) {
+      return Status::InvalidArgument("monitor '" + m + "': empty, starts with '-' or contains ',' or spaces");
     }
   }
   if (r.cookie.find_first_of(" \t\n") != std::string::npos) {
     return Status::InvalidArgument("cookie '" + r.cookie + "': contains spaces");
   }
   return ValidateMapOptions(r.map_options);
-}
-
-Status ValidateMapOptions(const std::vector<std::string>& options) {
-  std::string pending;  // an option that may take the next token as value
-  for (const auto& token : options) {
-    if (token.empty()) return Status::InvalidArgument("map options: empty option");
-    if (token[0] != '-') {
-      if (pending.empty()) {
-        return Status::InvalidArgument("map option '" + token + "': not an option (must start with '-')");
-      }
-      if (pending == "--io-timeout" || pending == "--timeout") NBDK_RETURN_IF_ERROR(CheckIoTimeout(pending, token));
-      pending.clear();
-      continue;
-    }
-    if (!pending.empty() && (pending == "--io-timeout" || pending == "--timeout")) {
-      return Status::InvalidArgument("map option " + pending + ": missing value");
-    }
-    size_t eq = token.find('=');
-    std::string name = token.substr(0, eq);
-    if (name == "--key") {
-      return Status::InvalidArgument("map option --key: secrets never go on a command line; use the keyfile");
-    }
-    if (Contains(kControlled, name)) {
-      return Status::InvalidArgument("map option " + name + ": set by nbdkeeper itself, not a map option");
-    }
-    if (std::string ceph_name = CephOptionName(name); ceph_name == "--rbd_cache" || ceph_name == "--no_rbd_cache") {
-      return Status::InvalidArgument(
-          "map option " + name +
-          ": nbdkeeper turns librbd's cache off, because writes it acknowledged but had not sent to the OSDs "
-          "are lost when rbd-nbd dies and the re-attached process cannot replay them");
-    }
-    if (eq != std::string::npos) {
-      if (name == "--io-timeout" || name == "--timeout") {
-        NBDK_RETURN_IF_ERROR(CheckIoTimeout(name, std::string_view(token).substr(eq + 1)));
-      }
-      pending.clear();
-    } else {
-      pending = Contains(kFlags, name) ? "" : name;
-    }
-  }
-  if (pending == "--io-timeout" || pending == "--timeout") {
-    return Status::InvalidArgument("map option " + pending + ": missing value");
-  }
-  return Status::Ok();
-}
-
-Result<std::vector<std::string>> ParseMapOptions(std::string_view csv) {
-  std::vector<std::string> out;
-  while (!csv.empty()) {
-    size_t comma = csv.find(',');
-    std::string_view item = csv.substr(0, comma);
-    csv = comma == std::string_view::npos ? std::string_view() : csv.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.empty()) continue;
-    while (!item.empty() && item.front() == '-') item.remove_prefix(1);
-    if (item.empty()) return Status::InvalidArgument("map options: an option is only dashes");
-    size_t eq = item.find('=');
-    out.push_back("--" + std::string(item.substr(0, eq)));
-    if (eq != std::string_view::npos) out.emplace_back(item.substr(eq + 1));
-  }
-  NBDK_RETURN_IF_ERROR(ValidateMapOptions(out));
-  return out;
 }
 
 namespace {

@@ -19,28 +19,14 @@
 
 namespace nbdk {
 
-// [A-Za-z0-9._-]{1,128}, not starting with '.' (it names a log file).
+// The one volume ID rule: [A-Za-z0-9._-]{1,128}, not starting with '.' or
+// '-'. The ID names the staging mount point, log and key files and is the
+// rbd-nbd cookie, so it must be a safe file name and never read as an option.
 Status ValidateVolumeId(std::string_view volume_id);
 
-// Checks everything a map needs; the error names the offending field.
+// Checks everything a map needs, the map options against their allow-list
+// (supervisor/map_options.h); the error names the offending field.
 Status ValidateMapRequest(const MapRequest& request);
-
-// User map options, as argv tokens. Rejected with InvalidArgument:
-//  - a non-zero --io-timeout (or its old alias --timeout): when Ceph
-//    stalls longer than it, the kernel closes the live socket and all IO
-//    fails with EIO; nbdkeeper sets the block queue io_timeout instead;
-//  - --key: secrets never go on a command line;
-//  - options nbdkeeper itself controls (-f/-d, --device, --cookie,
-//    --reattach-timeout, --id/-i, --name/-n, --keyfile, --mon_host/-m,
-//    --conf/-c);
-//  - --rbd_cache / --rbd-cache / --no-rbd_cache: the cache stays off;
-//  - a bare word that is not the value of the option before it.
-Status ValidateMapOptions(const std::vector<std::string>& options);
-
-// "try-netlink,exclusive,quiesce-hook=/x" -> {"--try-netlink",
-// "--exclusive", "--quiesce-hook", "/x"} (the ceph-csi mapOptions form;
-// leading dashes are accepted too). Validates the result.
-Result<std::vector<std::string>> ParseMapOptions(std::string_view csv);
 
 // `rbd-nbd map -f ...`: the foreground child that becomes the server.
 std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& request,

@@ -61,7 +61,6 @@ TEST(StageRequestTest, ParsesADynamicCephCsiVolume) {
   EXPECT_EQ(r->pool, "replicapool");
   EXPECT_EQ(r->image_name, "csi-vol-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51");
   EXPECT_EQ(r->map_options, (std::vector<std::string>{"--try-netlink", "--io-timeout=0"}));
-  EXPECT_EQ(r->unmap_options, std::vector<std::string>{"--force"});
   EXPECT_EQ(r->unmap_options_csv, "force");
 }
 
@@ -105,8 +104,8 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
   const std::vector<Case> cases = {
       {"no volume_id", [](auto* r) { r->clear_volume_id(); }, kInvalid, "volume_id: missing"},
       {"long volume_id", [](auto* r) { r->set_volume_id(std::string(129, 'a')); }, kInvalid, "longer than 128"},
-      {"volume_id with /", [](auto* r) { r->set_volume_id("a/b"); }, kInvalid, "volume_id: only letters"},
-      {"volume_id dot", [](auto* r) { r->set_volume_id(".."); }, kInvalid, "volume_id: must not start with '.'"},
+      {"volume_id with /", [](auto* r) { r->set_volume_id("a/b"); }, kInvalid, "only [A-Za-z0-9._-] allowed"},
+      {"volume_id dot", [](auto* r) { r->set_volume_id(".."); }, kInvalid, "starts with '.'"},
       {"undecodable volume_id", [](auto* r) { r->set_volume_id("0001-00zz-x"); }, kInvalid, "volume_id: "},
       {"no staging path", [](auto* r) { r->clear_staging_target_path(); }, kInvalid, "staging_target_path: missing"},
       {"relative staging", [](auto* r) { r->set_staging_target_path("var/x"); }, kInvalid, "not an absolute path"},
@@ -162,15 +161,21 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
       {"image with @", [&](auto* r) { (*ctx(r))["imageName"] = "img@snap"; }, kInvalid,
        "volume_context: imageName"},
       {"namespace with newline", [&](auto* r) { (*ctx(r))["radosNamespace"] = "a\nb"; }, kInvalid,
-       "volume_context: radosNamespace: contains a control character"},
+       "volume_context: radosNamespace: contains whitespace or a control character"},
       {"journalPool with /", [&](auto* r) { (*ctx(r))["journalPool"] = "/"; }, kInvalid,
        "volume_context: journalPool"},
+      {"pool that reads as an option", [&](auto* r) { (*ctx(r))["pool"] = "--conf=/tmp/x"; }, kInvalid,
+       "volume_context: pool: '--conf=/tmp/x' starts with '-'"},
+      {"io_timeout spelled with '_'", [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io_timeout=30"; }, kInvalid,
+       "map option 'io_timeout': only 0 is allowed"},
+      {"admin socket path", [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:admin-socket=/etc/passwd"; }, kInvalid,
+       "map option 'admin-socket' is not allowed"},
       {"io-timeout", [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io-timeout=30"; }, kInvalid,
-       "volume_context: mapOptions: option 'io-timeout': only 0 is allowed"},
+       "volume_context: mapOptions: map option 'io-timeout': only 0 is allowed"},
       {"unknown mounter in mapOptions", [&](auto* r) { (*ctx(r))["mapOptions"] = "fuse:x"; }, kInvalid,
        "volume_context: mapOptions: unknown mounter type 'fuse'"},
       {"bad unmapOptions", [&](auto* r) { (*ctx(r))["unmapOptions"] = "nbd:a b"; }, kInvalid,
-       "volume_context: unmapOptions: option 'a b'"},
+       "volume_context: unmapOptions: only letters"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

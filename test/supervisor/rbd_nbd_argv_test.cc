@@ -18,47 +18,6 @@
 namespace nbdk {
 namespace {
 
-TEST(RbdNbdArgvTest, IoTimeoutMustBeZeroOrAbsent) {
-  for (auto opts : std::vector<std::vector<std::string>>{
-           {"--io-timeout", "5"}, {"--io-timeout=5"}, {"--timeout", "30"}, {"--io-timeout"}, {"--io-timeout", "x"}}) {
-    Status s = ValidateMapOptions(opts);
-    EXPECT_EQ(s.code(), Code::kInvalidArgument) << opts[0];
-    EXPECT_NE(s.message().find("timeout"), std::string::npos) << s.message();
-  }
-  EXPECT_TRUE(ValidateMapOptions({"--io-timeout", "0"}).ok());
-  EXPECT_TRUE(ValidateMapOptions({"--exclusive", "--quiesce-hook", "/bin/true", "--notrim"}).ok());
-}
-
-TEST(RbdNbdArgvTest, ControlledOptionsSecretsAndStrayWordsAreRejected) {
-  for (const char* o : {"--cookie", "--device", "-f", "--keyfile", "--id", "-m", "--mon_host", "-c",
-                        "--reattach-timeout"}) {
-    EXPECT_EQ(ValidateMapOptions({o, "x"}).code(), Code::kInvalidArgument) << o;
-  }
-  Status key = ValidateMapOptions({"--key=AQB"});
-  EXPECT_EQ(key.code(), Code::kInvalidArgument);
-  EXPECT_EQ(key.message().find("AQB"), std::string::npos) << "never echo a secret";
-  EXPECT_EQ(ValidateMapOptions({"rbd/other"}).code(), Code::kInvalidArgument);
-  EXPECT_EQ(ValidateMapOptions({"--exclusive", "rbd/other"}).code(), Code::kInvalidArgument);
-}
-
-TEST(RbdNbdArgvTest, TheLibrbdCacheCannotBeTurnedBackOn) {
-  for (const char* o : {"--rbd_cache=true", "--rbd-cache=true", "--rbd_cache", "--no-rbd_cache"}) {
-    Status s = ValidateMapOptions({o});
-    EXPECT_EQ(s.code(), Code::kInvalidArgument) << o;
-    EXPECT_NE(s.message().find("cache"), std::string::npos) << o;
-  }
-  EXPECT_EQ(ParseMapOptions("rbd-cache=true").status().code(), Code::kInvalidArgument);
-  EXPECT_TRUE(ValidateMapOptions({"--rbd_cache_size=1024"}).ok()) << "only the on/off switch is ours";
-}
-
-TEST(RbdNbdArgvTest, ParseMapOptionsAcceptsTheCephCsiForm) {
-  auto r = ParseMapOptions("try-netlink, exclusive,quiesce-hook=/x");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, (std::vector<std::string>{"--try-netlink", "--exclusive", "--quiesce-hook", "/x"}));
-  EXPECT_EQ(ParseMapOptions("io-timeout=5").status().code(), Code::kInvalidArgument);
-  EXPECT_TRUE(ParseMapOptions("").ok());
-}
-
 TEST(RbdNbdArgvTest, RequestValidationNamesTheField) {
   MapRequest r;
   r.volume_id = "v1";

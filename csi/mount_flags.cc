@@ -1,0 +1,139 @@
+#include "csi/mount_flags.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace nbdk {
+namespace {
+
+constexpr size_t kMaxMountFlagBytes = 4096;
+
+enum class Value { kNone, kSize, kChoice, kSelinux };
+
+struct AllowedFlag {
+  std::string_view name;
+  Value value;
+  std::string_view choices = "";  // "|a|b|" for kChoice
+  std::string_view fs = "";       // "" for every filesystem, else "ext4" or "xfs"
+};
+
+constexpr AllowedFlag kAllowed[] = {
+    {"ro", Value::kNone},
+    {"atime", Value::kNone},          {"noatime", Value::kNone},
+    {"relatime", Value::kNone},       {"norelatime", Value::kNone},
+    {"strictatime", Value::kNone},    {"nostrictatime", Value::kNone},
+    {"diratime", Value::kNone},       {"nodiratime", Value::kNone},
+    {"lazytime", Value::kNone},       {"nolazytime", Value::kNone},
+    {"exec", Value::kNone},           {"noexec", Value::kNone},
+    {"nosuid", Value::kNone},         {"nodev", Value::kNone},
+    {"sync", Value::kNone},           {"async", Value::kNone},
+    {"dirsync", Value::kNone},        {"discard", Value::kNone},
+    {"nodiscard", Value::kNone},      {"iversion", Value::kNone},
+    {"noiversion", Value::kNone},
+    {"context", Value::kSelinux},     {"fscontext", Value::kSelinux},
+    {"defcontext", Value::kSelinux},  {"rootcontext", Value::kSelinux},
+    {"acl", Value::kNone, "", "ext4"},              {"noacl", Value::kNone, "", "ext4"},
+    {"user_xattr", Value::kNone, "", "ext4"},       {"nouser_xattr", Value::kNone, "", "ext4"},
+    {"data", Value::kChoice, "|ordered|journal|writeback|", "ext4"},
+    {"errors", Value::kChoice, "|remount-ro|continue|", "ext4"},
+    {"commit", Value::kSize, "", "ext4"},           {"stripe", Value::kSize, "", "ext4"},
+    {"delalloc", Value::kNone, "", "ext4"},         {"nodelalloc", Value::kNone, "", "ext4"},
+    {"auto_da_alloc", Value::kNone, "", "ext4"},    {"noauto_da_alloc", Value::kNone, "", "ext4"},
+    {"journal_checksum", Value::kNone, "", "ext4"}, {"nojournal_checksum", Value::kNone, "", "ext4"},
+    {"init_itable", Value::kSize, "", "ext4"},      {"noinit_itable", Value::kNone, "", "ext4"},
+    {"inode_readahead_blks", Value::kSize, "", "ext4"},
+    {"min_batch_time", Value::kSize, "", "ext4"},   {"max_batch_time", Value::kSize, "", "ext4"},
+    {"block_validity", Value::kNone, "", "ext4"},   {"noblock_validity", Value::kNone, "", "ext4"},
+    {"quota", Value::kNone, "", "ext4"},            {"noquota", Value::kNone, "", "ext4"},
+    {"usrquota", Value::kNone},       {"grpquota", Value::kNone},
+    {"prjquota", Value::kNone},
+    {"allocsize", Value::kSize, "", "xfs"},         {"largeio", Value::kNone, "", "xfs"},
+    {"nolargeio", Value::kNone, "", "xfs"},         {"inode32", Value::kNone, "", "xfs"},
+    {"inode64", Value::kNone, "", "xfs"},           {"logbufs", Value::kSize, "", "xfs"},
+    {"logbsize", Value::kSize, "", "xfs"},          {"noalign", Value::kNone, "", "xfs"},
+    {"swalloc", Value::kNone, "", "xfs"},           {"wsync", Value::kNone, "", "xfs"},
+    {"filestreams", Value::kNone, "", "xfs"},       {"ikeep", Value::kNone, "", "xfs"},
+    {"noikeep", Value::kNone, "", "xfs"},           {"sunit", Value::kSize, "", "xfs"},
+    {"swidth", Value::kSize, "", "xfs"},            {"uquota", Value::kNone, "", "xfs"},
+    {"gquota", Value::kNone, "", "xfs"},            {"pquota", Value::kNone, "", "xfs"},
+    {"uqnoenforce", Value::kNone, "", "xfs"},       {"gqnoenforce", Value::kNone, "", "xfs"},
+    {"pqnoenforce", Value::kNone, "", "xfs"},       {"nouuid", Value::kNone, "", "xfs"},
+};
+
+// 1 to 12 digits, optionally followed by one of k, m, g (xfs sizes).
+bool IsSize(std::string_view v) {
+  if (!v.empty() && std::string_view("kKmMgG").find(v.back()) != std::string_view::npos) v.remove_suffix(1);
+  return !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A SELinux context, optionally in double quotes: user:role:type:level, the
+// level possibly with a category list ("s0:c1,c2").
+bool IsSelinuxContext(std::string_view v) {
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return !v.empty() && v.size() <= 255 && std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' || c == ',' || c == '-';
+  });
+}
+
+Status CheckOption(std::string_view option, const std::string& fs_type, const std::string& where) {
+  size_t eq = option.find('=');
+  std::string_view name = option.substr(0, eq);
+  auto it = std::find_if(std::begin(kAllowed), std::end(kAllowed), [&](const AllowedFlag& f) {
+    return f.name == name && (f.fs.empty() || f.fs == fs_type);
+  });
+  if (it == std::end(kAllowed)) {
+    return Status::InvalidArgument(where + ": a mount option that is not allowed for " + fs_type +
+                                   " (allowed: atime, discard, commit, ACL, quota, allocation and SELinux context "
+                                   "options, and ro; see the README)");
+  }
+  bool has_value = eq != std::string_view::npos;
+  std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();
+  bool ok = false;
+  switch (it->value) {
+    case Value::kNone: ok = !has_value; break;
+    case Value::kSize: ok = has_value && IsSize(value); break;
+    case Value::kChoice:
+      ok = has_value && !value.empty() && it->choices.find("|" + std::string(value) + "|") != std::string_view::npos;
+      break;
+    case Value::kSelinux: ok = has_value && IsSelinuxContext(value); break;
+  }
+  if (!ok) return Status::InvalidArgument(where + ": option '" + std::string(name) + "' has a value outside its rule");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseMountFlags(const std::vector<std::string>& flags, const std::string& fs_type,
+                                                 const std::string& field) {
+  size_t total = 0;
+  for (const std::string& flag : flags) total += flag.size();
+  if (total > kMaxMountFlagBytes) return Status::InvalidArgument(field + ": more than 4 KiB");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& flag = flags[i];
+    std::string where = field + "[" + std::to_string(i) + "]";
+    for (char c : flag) {
+      if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
+        return Status::InvalidArgument(where + ": contains whitespace or a control character");
+      }
+    }
+    std::string option;
+    bool quoted = false;
+    for (size_t j = 0; j <= flag.size(); ++j) {
+      if (j == flag.size() || (flag[j] == ',' && !quoted)) {
+        if (!option.empty()) {
+          NBDK_RETURN_IF_ERROR(CheckOption(option, fs_type, where));
+          out.push_back(std::move(option));
+        }
+        option.clear();
+        continue;
+      }
+      if (flag[j] == '"') quoted = !quoted;
+      option.push_back(flag[j]);
+    }
+    if (quoted) return Status::InvalidArgument(where + ": unbalanced double quote");
+  }
+  return out;
+}
+
+}  // namespace nbdk

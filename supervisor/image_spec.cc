@@ -1,0 +1,23 @@
+#include "supervisor/image_spec.h"
+
+#include <cctype>
+
+namespace nbdk {
+
+Status CheckCephName(std::string_view field, std::string_view value, bool required) {
+  std::string f(field);
+  if (value.empty()) return required ? Status::InvalidArgument(f + ": missing") : Status::Ok();
+  if (value.size() > 255) return Status::InvalidArgument(f + ": longer than 255 bytes");
+  for (char c : value) {
+    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
+      return Status::InvalidArgument(f + ": contains whitespace or a control character");
+    }
+  }
+  std::string shown = f + ": '" + std::string(value) + "' ";
+  if (value.find_first_of("/@") != std::string_view::npos) return Status::InvalidArgument(shown + "contains '/' or '@'");
+  if (value.front() == '-') return Status::InvalidArgument(shown + "starts with '-'");
+  if (value == "." || value == "..") return Status::InvalidArgument(shown + "is not a name");
+  return Status::Ok();
+}
+
+}  // namespace nbdk
