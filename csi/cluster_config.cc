@@ -64,7 +64,9 @@ Result<ClusterEntry> ClusterConfig::Find(std::string_view cluster_id) const {
   for (const ClusterEntry& e : entries_) {
     if (e.cluster_id == cluster_id) return e;
   }
-  return Status::NotFound("cluster ID '" + std::string(cluster_id) + "' is not in the ceph-csi cluster config");
+  // The node's configuration lacks it: the CO cannot fix that by retrying.
+  return Status::FailedPrecondition("cluster ID '" + std::string(cluster_id) +
+                                    "' is not in the ceph-csi cluster config (ceph_csi_config)");
 }
 
 Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
@@ -92,12 +94,15 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
 
 Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status::FromErrno(errno, "ceph-csi cluster config " + path);
+  // Every problem here is the node's configuration, never the request's:
+  // FAILED_PRECONDITION naming the setting, not NOT_FOUND or INVALID_ARGUMENT.
+  std::string what = "ceph_csi_config " + path;
+  if (!in) return Status::FailedPrecondition(Status::FromErrno(errno, what).message());
   std::stringstream text;
   text << in.rdbuf();
-  if (in.bad()) return Status::IoError("ceph-csi cluster config " + path + ": read failed");
+  if (in.bad()) return Status::FailedPrecondition(what + ": read failed");
   auto config = ParseClusterConfig(text.str());
-  if (!config.ok()) return config.status().WithContext("ceph-csi cluster config " + path);
+  if (!config.ok()) return Status::FailedPrecondition(what + ": " + config.status().message());
   return config;
 }
 

@@ -33,7 +33,8 @@ class ClusterConfig {
  public:
   explicit ClusterConfig(std::vector<ClusterEntry> entries) : entries_(std::move(entries)) {}
 
-  // The entry for `cluster_id`; NotFound naming the ID when there is none.
+  // The entry for `cluster_id`; FailedPrecondition naming the ID when there
+  // is none (the node is missing configuration).
   Result<ClusterEntry> Find(std::string_view cluster_id) const;
   const std::vector<ClusterEntry>& entries() const { return entries_; }
 
@@ -52,7 +53,7 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view json);
 // Reads and parses `path` (Config::ceph_csi_config). Blocking: call in
 // EventLoop::RunBlocking. The file is a ConfigMap that can change while the
 // daemon runs, so callers read it per request, as ceph-csi does. A missing
-// file is NotFound; errors are prefixed with the path.
+// file, or one that does not parse, is FailedPrecondition naming the path.
 Result<ClusterConfig> LoadClusterConfig(const std::string& path);
 
 }  // namespace nbdk

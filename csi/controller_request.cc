@@ -103,10 +103,10 @@ Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range) {
     return Status::InvalidArgument("capacity_range: required_bytes exceeds limit_bytes");
   }
   int64_t want = required != 0 ? required : (limit != 0 ? limit : kDefaultVolumeBytes);
-  if (want > INT64_MAX - kMiB) return Status::InvalidArgument("capacity_range: too large");
+  if (want > INT64_MAX - kMiB) return Status::OutOfRange("capacity_range: " + std::to_string(want) + " bytes is too large");
   int64_t size = RoundUpToMiB(want);
   if (limit != 0 && size > limit) {
-    return Status::InvalidArgument("capacity_range: " + std::to_string(want) + " bytes rounded up to whole MiB (" +
+    return Status::OutOfRange("capacity_range: " + std::to_string(want) + " bytes rounded up to whole MiB (" +
                                    std::to_string(size) + ") exceeds limit_bytes");
   }
   return size;

@@ -11,6 +11,7 @@ grpc::Status ToGrpcStatus(const Status& status) {
     case Code::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
     case Code::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
     case Code::kAborted: code = grpc::StatusCode::ABORTED; break;
+    case Code::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
     case Code::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
     case Code::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
     case Code::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;

@@ -1,6 +1,7 @@
 #include "csi/rpc.h"
 
 #include <chrono>
+#include <string_view>
 
 #include "csi/grpc_status.h"
 #include "daemon/base/log.h"
@@ -33,6 +34,23 @@ const char* GrpcCodeName(grpc::StatusCode code) {
   }
 }
 
+// NOT_FOUND tells a CO that the volume (or snapshot) in its request does not
+// exist, and a CO acts on that. Only these calls look one up and may say so;
+// any other NotFound (a missing file or directory, a lookup in the node's
+// configuration) is the plugin's precondition, not the volume's absence.
+bool MayAnswerNotFound(std::string_view method) {
+  for (std::string_view m : {"NodeGetVolumeStats", "NodeExpandVolume", "ControllerExpandVolume",
+                             "ValidateVolumeCapabilities", "CreateVolume", "ControllerGetVolume"}) {
+    if (m == method) return true;
+  }
+  return false;
+}
+
+Status ForCo(const char* method, const Status& status) {
+  if (status.code() != Code::kNotFound || MayAnswerNotFound(method)) return status;
+  return Status::FailedPrecondition(status.message());
+}
+
 }  // namespace
 
 void DeclareRpcMetrics(Metrics& metrics) {
@@ -46,7 +64,8 @@ grpc::ServerUnaryReactor* Dispatch(RpcEnv& env, grpc::CallbackServerContext* con
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto start = std::chrono::steady_clock::now();
   bool posted = env.loop.Post([&env, reactor, method, start, handler = std::move(handler)] {
-    handler([&env, reactor, method, start](const Status& status) {
+    handler([&env, reactor, method, start](const Status& answer) {
+      Status status = ForCo(method, answer);
       grpc::Status g = ToGrpcStatus(status);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       env.metrics.Increment(kRpcsTotal, {{"method", method}, {"code", GrpcCodeName(g.error_code())}});

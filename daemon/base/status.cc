@@ -13,6 +13,7 @@ std::string_view CodeName(Code code) {
     case Code::kAlreadyExists: return "AlreadyExists";
     case Code::kFailedPrecondition: return "FailedPrecondition";
     case Code::kAborted: return "Aborted";
+    case Code::kOutOfRange: return "OutOfRange";
     case Code::kUnavailable: return "Unavailable";
     case Code::kDeadlineExceeded: return "DeadlineExceeded";
     case Code::kResourceExhausted: return "ResourceExhausted";

@@ -22,6 +22,7 @@ enum class Code {
   kAlreadyExists,      // exists, and incompatibly so
   kFailedPrecondition, // the system is not in a state that allows this
   kAborted,            // a concurrent operation conflicts; retry later
+  kOutOfRange,         // a well-formed value this system cannot serve (a size)
   kUnavailable,        // a dependency (kernel module, cluster) is absent
   kDeadlineExceeded,   // a deadline passed before the work finished
   kResourceExhausted,  // out of devices, memory or file descriptors
@@ -44,6 +45,7 @@ class [[nodiscard]] Status {
   static Status AlreadyExists(std::string m) { return {Code::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
   static Status Aborted(std::string m) { return {Code::kAborted, std::move(m)}; }
+  static Status OutOfRange(std::string m) { return {Code::kOutOfRange, std::move(m)}; }
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
   static Status DeadlineExceeded(std::string m) { return {Code::kDeadlineExceeded, std::move(m)}; }
   static Status ResourceExhausted(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }

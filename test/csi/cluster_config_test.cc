@@ -54,15 +54,16 @@ TEST(ClusterConfigTest, MatchesKeysCaseInsensitivelyLikeGo) {
 TEST(ClusterConfigTest, EmptyArrayHasNoClusters) {
   auto r = ParseClusterConfig("[]");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->Find("x").status().code(), Code::kNotFound);
+  EXPECT_EQ(r->Find("x").status().code(), Code::kFailedPrecondition);
 }
 
-TEST(ClusterConfigTest, UnknownClusterIsNotFoundNamingIt) {
+// The node lacks configuration: never NOT_FOUND, which a CO reads as "no such volume".
+TEST(ClusterConfigTest, UnknownClusterIsFailedPreconditionNamingIt) {
   auto r = ParseClusterConfig(R"([{"clusterID": "c", "monitors": ["m"]}])");
   ASSERT_TRUE(r.ok());
   auto missing = r->Find("other-cluster");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_EQ(missing.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(missing.status().message().find("'other-cluster'"), std::string::npos);
 }
 
@@ -106,11 +107,12 @@ TEST(ClusterConfigTest, LoadsAFileAndNamesItInErrors) {
 
   std::ofstream(path) << "[{";
   auto bad = LoadClusterConfig(path);
-  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(bad.status().message().find(path), std::string::npos) << bad.status().message();
 
   auto missing = LoadClusterConfig(std::string(dir) + "/absent.json");
-  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_EQ(missing.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(missing.status().message().find("ceph_csi_config"), std::string::npos);
   ::unlink(path.c_str());
   ::rmdir(dir);
 }
