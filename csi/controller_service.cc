@@ -46,7 +46,8 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         },
         [done, s] { done(s); });
   };
-  const std::string id = "controller-" + std::to_string(++key_files_);
+  // A leading '.': no volume ID has one, so this never names a volume's key.
+  const std::string id = ".controller-" + std::to_string(++key_files_);
   loop.RunBlocking(
       [call, path = options_.resolve.cluster_config_path, dir = options_.key_dir, id, key = secrets.user_key] {
         call->config = LoadClusterConfig(path);

@@ -40,22 +40,50 @@ void Run(EventLoop& loop, std::vector<std::string> argv, uint64_t timeout_ms, St
 
 }  // namespace
 
-void ProbeFilesystem(EventLoop& loop, const std::string& device, std::function<void(Result<std::string>)> done) {
+std::string DeviceSignature::Describe() const {
+  if (!type.empty()) return "a " + type + " signature";
+  if (!partition_table.empty()) return "a " + partition_table + " partition table";
+  return "nothing";
+}
+
+Result<DeviceSignature> ParseBlkidExport(std::string_view text) {
+  DeviceSignature out;
+  bool any = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    if (eq == 0 || eq == std::string_view::npos) {
+      return Status::Corruption("blkid output line '" + std::string(line.substr(0, 80)) + "' is not KEY=VALUE");
+    }
+    any = true;
+    std::string_view key = line.substr(0, eq);
+    std::string value(line.substr(eq + 1));
+    if (key == "TYPE") out.type = value;
+    if (key == "PTTYPE") out.partition_table = value;
+  }
+  // Something was found (blkid exited 0) but it has no name we know.
+  if (out.blank()) out.type = any ? "unnamed" : "unknown";
+  return out;
+}
+
+void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done) {
   CommandOptions options;
   options.timeout_ms = kQuickTimeoutMs;
   // -p: low-level probe of the device itself, not the (possibly stale) cache.
-  RunCommand(loop, {"blkid", "-p", "-s", "TYPE", "-o", "value", device}, options,
+  RunCommand(loop, {"blkid", "-p", "-o", "export", device}, options,
              [device, done = std::move(done)](Result<CommandResult> r) {
                if (!r.ok()) return done(r.status().WithContext("blkid " + device));
-               // blkid exits 2 when it finds nothing to report: a blank device.
-               if (!r->timed_out && r->term_signal == 0 && r->exit_status == 2) return done(std::string());
+               // Exit 2: blkid found nothing at all, the one blank answer.
+               if (!r->timed_out && r->term_signal == 0 && r->exit_status == 2) return done(DeviceSignature{});
                if (!r->ok()) return done(Status::Internal("blkid " + device + ": " + r->Describe()));
-               std::string type = r->stdout_text;
-               while (!type.empty() && (type.back() == '\n' || type.back() == ' ')) type.pop_back();
-               if (type.find_first_of(" \n\t") != std::string::npos) {
-                 return done(Status::Internal("blkid " + device + ": unexpected output '" + type + "'"));
-               }
-               done(type);
+               auto sig = ParseBlkidExport(r->stdout_text);
+               if (!sig.ok()) return done(sig.status().WithContext("blkid " + device));
+               done(std::move(sig));
              });
 }
 

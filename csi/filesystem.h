@@ -17,9 +17,26 @@ namespace nbdk {
 
 using StatusCallback = std::function<void(Status)>;
 
-// The filesystem type on `device` ("ext4", "xfs", ...), or "" when blkid
-// finds none (a fresh device). Anything else blkid says is an error.
-void ProbeFilesystem(EventLoop& loop, const std::string& device, std::function<void(Result<std::string>)> done);
+// What a low-level probe (`blkid -p -o export`) finds on a device. A device
+// is blank only when blkid finds nothing at all: a filesystem, a partition
+// table, LVM, LUKS or any other signature means it holds data that mkfs
+// would destroy (the rule Kubernetes' mount-utils follows).
+struct DeviceSignature {
+  std::string type;             // TYPE: "ext4", "xfs", "LVM2_member", ...; "" when none
+  std::string partition_table;  // PTTYPE: "dos", "gpt"; "" when none
+  bool blank() const { return type.empty() && partition_table.empty(); }
+  // "an ext4 filesystem", "a dos partition table".
+  std::string Describe() const;
+};
+
+// Parses blkid's export output (KEY=VALUE lines). Corruption for a line
+// that is not KEY=VALUE, or output with neither TYPE nor PTTYPE (blkid
+// found something it cannot name: not blank either). Pure.
+Result<DeviceSignature> ParseBlkidExport(std::string_view text);
+
+// Probes `device`. blkid's exit 2 (nothing found) is the only blank answer;
+// an ambivalent probe (exit 8) or any other failure is an error.
+void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done);
 
 // ceph-csi's options for fresh devices: ext4 -m0 -Enodiscard,lazy_itable_init=1,
 // lazy_journal_init=1; xfs -K. Only ext4 and xfs are accepted.

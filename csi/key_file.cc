@@ -9,16 +9,15 @@
 namespace nbdk {
 
 std::string KeyFilePath(const std::string& dir, const std::string& volume_id) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string name;
-  for (unsigned char c : volume_id) {
-    name.push_back(kHex[c >> 4]);
-    name.push_back(kHex[c & 15]);
-  }
-  return dir + "/" + name + ".key";
+  return dir + "/" + volume_id + ".key";
 }
 
 Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volume_id, const std::string& key) {
+  // Callers pass validated IDs; this keeps the file inside `dir` regardless.
+  if (volume_id.empty() || volume_id == "." || volume_id == ".." || volume_id.size() > 200 ||
+      volume_id.find('/') != std::string::npos) {
+    return Status::InvalidArgument("key file name for volume '" + volume_id + "' is not a single file name");
+  }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Status::FromErrno(errno, "create key dir " + dir);
   std::string path = KeyFilePath(dir, volume_id);
   std::string tmp = path + ".tmp";

@@ -13,8 +13,9 @@
 
 namespace nbdk {
 
-// The key file path for a volume: <dir>/<hex of volume_id>.key (any volume
-// id maps to one safe file name).
+// The key file path for a volume: <dir>/<volume_id>.key. ValidateVolumeId
+// makes every volume ID a safe file name of at most 128 bytes; the
+// Controller's per-call names start with '.', which no volume ID does.
 std::string KeyFilePath(const std::string& dir, const std::string& volume_id);
 
 // Writes `key` to KeyFilePath(dir, volume_id), creating `dir` (0700) when

@@ -15,6 +15,9 @@ namespace nbdk {
 struct NodeOptions {
   std::string node_id;
   std::string key_dir = "/run/nbdkeeper/keys";  // tmpfs: keys never reach a disk
+  std::string kubelet_root = "/var/lib/kubelet";  // request paths lie beneath it
+  std::string mountinfo_path = "/proc/self/mountinfo";
+  std::string sysfs_root = "/sys";
   ResolveOptions resolve;
   std::string boot_id;
   int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported
@@ -26,6 +29,10 @@ struct NodeContext {
   RadosClients& rados;
   StagedVolumes& volumes;
   NodeOptions options;
+  // Set once the journal is loaded and every journaled volume healed; until
+  // then volume calls are UNAVAILABLE (a stage racing the heal of the same
+  // volume could map it twice).
+  bool healed = false;
 };
 
 // Where a staged volume lives under its staging path: the filesystem's

@@ -51,8 +51,13 @@ Status CheckPath(const char* field, const std::string& path) {
   return Status::Ok();
 }
 
-Status CheckOptionalPath(const char* field, const std::string& path) {
-  return path.empty() ? Status::Ok() : CheckPath(field, path);
+// Stats and expand look the volume up first (NOT_FOUND) and then accept only
+// a path the journal records for it (NOT_FOUND otherwise), so the path's
+// syntax never matters beyond this.
+Status CheckVolumePathGiven(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("volume_path: missing");
+  if (path.size() > kMaxPathLength) return Status::InvalidArgument("volume_path: longer than 4096 bytes");
+  return Status::Ok();
 }
 
 // The node-stage secret. Messages name the key, never a value.
@@ -207,12 +212,14 @@ Result<UnstageRequest> ParseUnstageRequest(const csi::v1::NodeUnstageVolumeReque
 Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolumeRequest& request) {
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
   NBDK_RETURN_IF_ERROR(CheckPath("target_path", request.target_path()));
+  // Before the staging path: a request without a capability is malformed
+  // whatever else it lacks.
+  if (!request.has_volume_capability()) return Status::InvalidArgument("volume_capability: missing");
   if (request.staging_target_path().empty()) {
     return Status::FailedPrecondition(
         "staging_target_path: missing; nbdkeeper stages volumes, so NodeStageVolume must succeed first");
   }
   NBDK_RETURN_IF_ERROR(CheckPath("staging_target_path", request.staging_target_path()));
-  if (!request.has_volume_capability()) return Status::InvalidArgument("volume_capability: missing");
   auto cap = ParseVolumeCapability(request.volume_capability(), "volume_capability", Code::kFailedPrecondition);
   if (!cap.ok()) return cap.status();
   PublishRequest out;
@@ -232,15 +239,13 @@ Result<UnpublishRequest> ParseUnpublishRequest(const csi::v1::NodeUnpublishVolum
 
 Result<VolumeStatsRequest> ParseVolumeStatsRequest(const csi::v1::NodeGetVolumeStatsRequest& request) {
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
-  NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
-  NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
+  NBDK_RETURN_IF_ERROR(CheckVolumePathGiven(request.volume_path()));
   return VolumeStatsRequest{request.volume_id(), request.volume_path(), request.staging_target_path()};
 }
 
 Result<ExpandRequest> ParseExpandRequest(const csi::v1::NodeExpandVolumeRequest& request) {
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(request.volume_id()));
-  NBDK_RETURN_IF_ERROR(CheckPath("volume_path", request.volume_path()));
-  NBDK_RETURN_IF_ERROR(CheckOptionalPath("staging_target_path", request.staging_target_path()));
+  NBDK_RETURN_IF_ERROR(CheckVolumePathGiven(request.volume_path()));
   ExpandRequest out;
   out.volume_id = request.volume_id();
   out.volume_path = request.volume_path();

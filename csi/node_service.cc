@@ -6,12 +6,21 @@
 namespace nbdk {
 namespace {
 
+// Volume calls wait for the heal: before it, the journal may not be loaded
+// and a journaled volume may be re-attaching, so an answer could be wrong
+// and a stage could map a volume the heal is about to adopt.
+Status CheckHealed(const NodeContext& node) {
+  if (node.healed) return Status::Ok();
+  return Status::Unavailable("nbdkeeperd is still loading its node journal and healing volumes; retry shortly");
+}
+
 // Parses `request`, takes its volume's op lock and runs `op`; a parse
 // error or a held lock finishes the RPC at once.
 template <typename Parsed, typename Request, typename Parse, typename Op>
 grpc::ServerUnaryReactor* LockedCall(RpcEnv& env, NodeContext& node, grpc::CallbackServerContext* context,
                                      const char* method, const Request* request, Parse parse, Op op) {
   return Dispatch(env, context, method, [&node, request, parse, op](RpcDone done) {
+    if (Status s = CheckHealed(node); !s.ok()) return done(s);
     Result<Parsed> parsed = parse(*request);
     if (!parsed.ok()) return done(parsed.status());
     auto lock = node.volumes.Lock(parsed->volume_id);
@@ -65,6 +74,7 @@ grpc::ServerUnaryReactor* NodeService::NodeGetVolumeStats(grpc::CallbackServerCo
                                                           csi::v1::NodeGetVolumeStatsResponse* response) {
   // Read-only: no op lock, so stats keep answering during a long stage.
   return Dispatch(env_, c, "NodeGetVolumeStats", [this, r, response](RpcDone done) {
+    if (Status s = CheckHealed(node_); !s.ok()) return done(s);
     auto parsed = ParseVolumeStatsRequest(*r);
     if (!parsed.ok()) return done(parsed.status());
     VolumeStats(node_, std::move(*parsed), response, done);

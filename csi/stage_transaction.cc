@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "csi/confined_path.h"
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
 #include "csi/stash.h"
@@ -26,13 +27,29 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   void Start() {
     const VolumeRecord* existing = node_.volumes.Find(req_.volume_id);
     if (existing != nullptr && existing->state == "staged") return Finish(CheckRestage(*existing));
-    WriteKey();
+    auto self = shared_from_this();
+    RunBlockingResult<PathKind>(
+        node_.loop,
+        [root = node_.options.kubelet_root, path = req_.staging_target_path] {
+          return InspectBeneath(root, path, "staging_target_path");
+        },
+        [self](Result<PathKind> kind) {
+          if (!kind.ok()) return self->Finish(kind.status());
+          if (*kind != PathKind::kDirectory) {
+            return self->Finish(Status::FailedPrecondition("staging_target_path '" +
+                                                           self->req_.staging_target_path +
+                                                           "' is not an existing directory"));
+          }
+          self->WriteKey();
+        });
   }
 
  private:
   // Undo steps capture a raw pointer: RunUndo() keeps the transaction
-  // alive while they run, and a shared_ptr here would be a cycle.
-  using Undo = std::function<void(std::function<void()> next)>;
+  // alive while they run, and a shared_ptr here would be a cycle. Each
+  // reports its Status: a failed one stops the undo (unmapping under a
+  // mount that would not come off would be worse than a leftover).
+  using Undo = std::function<void(std::function<void(Status)> next)>;
 
   Status CheckRestage(const VolumeRecord& r) const {
     if (r.staging_path != req_.staging_target_path) {
@@ -57,9 +74,9 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
         [self, path] {
           if (!path->ok()) return self->Fail(path->status());
           self->keyfile_ = **path;
-          self->undo_.push_back([t = self.get()](std::function<void()> next) {
+          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
             RunBlockingStatus(t->node_.loop, [p = t->keyfile_] { return RemoveKeyFile(p); },
-                              [next](Status) { next(); });
+                              next);
           });
           self->Resolve();
         });
@@ -70,8 +87,23 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     ResolveImage(node_.loop, node_.rados, node_.options.resolve, req_, keyfile_, [self](Result<ResolvedImage> r) {
       if (!r.ok()) return self->Fail(r.status());
       self->resolved_ = std::move(*r);
+      if (Status s = self->CheckImageNotMapped(); !s.ok()) return self->Fail(s);
       self->JournalStaging();
     });
+  }
+
+  // One mapping per image per node: two volume IDs naming one image would
+  // map it read-write twice, and a lock break for one could fence the other.
+  Status CheckImageNotMapped() const {
+    const ImageSpec& image = resolved_.image;
+    for (const VolumeRecord& r : node_.volumes.All()) {
+      if (r.volume_id != req_.volume_id && r.cluster_id == resolved_.cluster_id && r.pool == image.pool &&
+          r.rados_namespace == image.rados_namespace && r.image == image.image) {
+        return Status::FailedPrecondition("image " + image.Path() + " is already staged on this node as volume " +
+                                          r.volume_id);
+      }
+    }
+    return Status::Ok();
   }
 
   VolumeRecord Record(const std::string& state) const {
@@ -94,6 +126,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.block = req_.capability.block;
     r.read_only = req_.capability.read_only;
     r.staging_path = req_.staging_target_path;
+    r.mount_point_created = mount_point_created_;
     r.boot_id = node_.options.boot_id;
     r.reattach_timeout_s = node_.supervisor.config().reattach_timeout_s;
     auto snap = node_.supervisor.Snapshot(req_.volume_id);
@@ -106,8 +139,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     auto self = shared_from_this();
     node_.volumes.Put(Record("staging"), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
-      self->undo_.push_back([t = self.get()](std::function<void()> next) {
-        t->node_.volumes.Remove(t->req_.volume_id, [next](Status) { next(); });
+      self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
+        t->node_.volumes.Remove(t->req_.volume_id, next);
       });
       self->Stash();
     });
@@ -131,9 +164,9 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
         node_.loop, [path = req_.staging_target_path, st = StashContent()] { return WriteStash(path, st); },
         [self](Status s) {
           if (!s.ok()) return self->Fail(s);
-          self->undo_.push_back([t = self.get()](std::function<void()> next) {
+          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
             RunBlockingStatus(t->node_.loop, [p = t->req_.staging_target_path] { return RemoveStash(p); },
-                              [next](Status) { next(); });
+                              next);
           });
           self->Map();
         });
@@ -150,8 +183,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     node_.supervisor.Map(std::move(m), [self](Result<std::string> device) {
       if (!device.ok()) return self->Fail(device.status());
       self->device_ = *device;
-      self->undo_.push_back([t = self.get()](std::function<void()> next) {
-        t->node_.supervisor.Unmap(t->req_.volume_id, [next](Status) { next(); });
+      self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
+        t->node_.supervisor.Unmap(t->req_.volume_id, next);
       });
       self->MakeMountPoint();
     });
@@ -159,13 +192,22 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void MakeMountPoint() {
     auto self = shared_from_this();
-    RunBlockingStatus(
-        node_.loop, [p = mount_point_, block = req_.capability.block] { return CreateMountPoint(p, block); },
-        [self](Status s) {
-          if (!s.ok()) return self->Fail(s);
-          self->undo_.push_back([t = self.get()](std::function<void()> next) {
-            RunBlockingStatus(t->node_.loop, [p = t->mount_point_] { return RemoveMountPoint(p); },
-                              [next](Status) { next(); });
+    RunBlockingResult<bool>(
+        node_.loop,
+        [root = node_.options.kubelet_root, p = mount_point_, block = req_.capability.block] {
+          return CreateMountPointBeneath(root, p, block, "staging_target_path");
+        },
+        [self](Result<bool> created) {
+          if (!created.ok()) return self->Fail(created.status());
+          self->mount_point_created_ = *created;
+          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
+            if (!t->mount_point_created_) return next(Status::Ok());
+            RunBlockingStatus(
+                t->node_.loop,
+                [root = t->node_.options.kubelet_root, p = t->mount_point_] {
+                  return RemoveCreatedMountPoint(root, p, "staging_target_path");
+                },
+                next);
           });
           if (self->req_.capability.block) return self->MountBlock();
           self->ProbeFs();
@@ -183,10 +225,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void ProbeFs() {
     auto self = shared_from_this();
-    ProbeFilesystem(node_.loop, device_, [self](Result<std::string> fs) {
-      if (!fs.ok()) return self->Fail(fs.status());
+    ProbeDevice(node_.loop, device_, [self](Result<DeviceSignature> sig) {
+      if (!sig.ok()) return self->Fail(sig.status());
       const std::string& want = self->req_.capability.fs_type;
-      if (fs->empty()) {
+      if (sig->blank()) {
         if (self->req_.capability.read_only) {
           return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id +
                                                        " has no filesystem and is staged read-only"));
@@ -197,9 +239,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
           self->MountFs();
         });
       }
-      if (*fs != want) {
-        return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id + " holds a " + *fs +
-                                                     " filesystem, but the capability asks for " + want));
+      if (sig->type != want) {
+        return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id + " holds " + sig->Describe() +
+                                                     ", not an empty device or a " + want +
+                                                     " filesystem: refusing to format or mount it"));
       }
       self->MountFs();
     });
@@ -219,8 +262,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   }
 
   void PushUnmount() {
-    undo_.push_back([this](std::function<void()> next) {
-      Unmount(node_.loop, mount_point_, [next](Status) { next(); });
+    undo_.push_back([this](std::function<void(Status)> next) {
+      Unmount(node_.loop, mount_point_, next);
     });
   }
 
@@ -251,7 +294,13 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     Undo step = std::move(undo_.back());
     undo_.pop_back();
     auto self = shared_from_this();
-    step([self] { self->RunUndo(); });
+    step([self](Status s) {
+      if (s.ok()) return self->RunUndo();
+      // What is left stays journaled ("staging"): NodeUnstageVolume or a
+      // retried stage finishes it.
+      NBDK_LOG_ERROR("stage_undo_failed", {{"volume", self->req_.volume_id}, {"error", s.ToString()}});
+      self->Finish(Status(self->error_.code(), self->error_.message() + "; cleanup stopped: " + s.message()));
+    });
   }
 
   void Finish(Status status) {
@@ -265,6 +314,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   VolumeOpLock lock_;
   std::function<void(Status)> done_;
   std::string mount_point_;
+  bool mount_point_created_ = false;
   std::string keyfile_;
   ResolvedImage resolved_;
   std::string device_;

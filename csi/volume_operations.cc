@@ -21,114 +21,18 @@ void DeviceSizeAsync(EventLoop& loop, const std::string& device, std::function<v
                    [r, done = std::move(done)] { done(std::move(*r)); });
 }
 
-std::string TargetList(const VolumeRecord& r) {
-  std::string out;
-  for (const PublishedTarget& t : r.published_targets) out += (out.empty() ? "" : ", ") + t.path;
-  return out;
+// NOT_FOUND unless `path` is where the journal says the volume is: its
+// staging path, its staged mount point or one of its targets. Nothing else
+// is ever statted or grown.
+Status CheckVolumePath(const VolumeRecord& r, const std::string& path) {
+  if (path == r.staging_path || path == StagedMountPoint(r.staging_path, r.volume_id)) return Status::Ok();
+  for (const PublishedTarget& t : r.published_targets) {
+    if (t.path == path) return Status::Ok();
+  }
+  return Status::NotFound("volume " + r.volume_id + " is not at " + path + " (staged at " + r.staging_path + ")");
 }
 
 }  // namespace
-
-void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
-  const VolumeRecord* found = node.volumes.Find(request.volume_id);
-  std::string mount_point = StagedMountPoint(request.staging_target_path, request.volume_id);
-  auto held = std::make_shared<VolumeOpLock>(std::move(lock));
-  if (found == nullptr) {
-    // Not ours (or already unstaged): make sure nothing is left mounted.
-    return Unmount(node.loop, mount_point, [done, held](Status s) { done(s); });
-  }
-  if (!found->published_targets.empty()) {
-    return done(Status::FailedPrecondition("volume " + request.volume_id + " is still published at " +
-                                           TargetList(*found) + "; unpublish it first"));
-  }
-  VolumeRecord record = *found;
-  NodeContext* n = &node;
-  Unmount(node.loop, mount_point, [n, record, mount_point, held, done](Status s) {
-    if (!s.ok()) return done(s);
-    RunBlockingStatus(n->loop, [mount_point] { return RemoveMountPoint(mount_point); }, [n, record, held, done](Status s) {
-      if (!s.ok()) return done(s);
-      n->supervisor.Unmap(record.volume_id, [n, record, held, done](Status s) {
-        if (!s.ok()) return done(s.WithContext("unmap " + record.nbd_device));
-        RunBlockingStatus(
-            n->loop,
-            [record] {
-              NBDK_RETURN_IF_ERROR(RemoveKeyFile(record.keyfile_path));
-              return RemoveStash(record.staging_path);
-            },
-            [n, record, held, done](Status s) {
-              if (!s.ok()) return done(s);
-              n->volumes.Remove(record.volume_id, [record, held, done](Status s) {
-                if (s.ok()) NBDK_LOG_INFO("volume_unstaged", {{"volume", record.volume_id}});
-                done(s);
-              });
-            });
-      });
-    });
-  });
-}
-
-void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
-  const VolumeRecord* found = node.volumes.Find(request.volume_id);
-  if (found == nullptr || found->state != "staged") {
-    return done(Status::FailedPrecondition("volume " + request.volume_id + " is not staged on this node"));
-  }
-  if (found->staging_path != request.staging_target_path) {
-    return done(Status::FailedPrecondition("volume " + request.volume_id + " is staged at " + found->staging_path +
-                                           ", not " + request.staging_target_path));
-  }
-  if (found->block != request.capability.block) {
-    return done(Status::FailedPrecondition("volume " + request.volume_id + " is staged as " +
-                                           (found->block ? "block" : "filesystem") +
-                                           ", the publish asks for the other access type"));
-  }
-  for (const PublishedTarget& t : found->published_targets) {
-    if (t.path != request.target_path) continue;
-    if (t.read_only == request.read_only) return done(Status::Ok());
-    return done(Status::AlreadyExists("volume " + request.volume_id + " is already published at " + t.path +
-                                      (t.read_only ? " read-only" : " read-write")));
-  }
-  VolumeRecord record = *found;
-  std::string source = found->block ? found->nbd_device : StagedMountPoint(found->staging_path, found->volume_id);
-  auto held = std::make_shared<VolumeOpLock>(std::move(lock));
-  NodeContext* n = &node;
-  RunBlockingStatus(
-      node.loop,
-      [target = request.target_path, block = record.block] { return CreateMountPoint(target, block); },
-      [n, request, record, source, held, done](Status s) mutable {
-        if (!s.ok()) return done(s);
-        BindMount(n->loop, source, request.target_path, request.read_only, request.capability.mount_options,
-                  [n, request, record, held, done](Status s) mutable {
-                    if (!s.ok()) return done(s);
-                    record.published_targets.push_back({request.target_path, request.read_only});
-                    n->volumes.Put(record, [n, target = request.target_path, held, done](Status s) {
-                      if (s.ok()) return done(s);
-                      // Not journaled means not published: a restart would not know it.
-                      Unmount(n->loop, target, [s, held, done](Status) { done(s.WithContext("node journal")); });
-                    });
-                  });
-      });
-}
-
-void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
-                     std::function<void(Status)> done) {
-  auto held = std::make_shared<VolumeOpLock>(std::move(lock));
-  NodeContext* n = &node;
-  Unmount(node.loop, request.target_path, [n, request, held, done](Status s) {
-    if (!s.ok()) return done(s);
-    RunBlockingStatus(n->loop, [t = request.target_path] { return RemoveMountPoint(t); }, [n, request, held, done](Status s) {
-      if (!s.ok()) return done(s);
-      const VolumeRecord* found = n->volumes.Find(request.volume_id);
-      if (found == nullptr) return done(Status::Ok());
-      VolumeRecord record = *found;
-      auto& targets = record.published_targets;
-      auto it = std::remove_if(targets.begin(), targets.end(),
-                               [&](const PublishedTarget& t) { return t.path == request.target_path; });
-      if (it == targets.end()) return done(Status::Ok());
-      targets.erase(it, targets.end());
-      n->volumes.Put(record, [held, done](Status s) { done(s.WithContext("node journal")); });
-    });
-  });
-}
 
 void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& record, const std::string& boot_id,
                          csi::v1::VolumeCondition* out) {
@@ -171,6 +75,7 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
                  std::function<void(Status)> done) {
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
+  if (Status s = CheckVolumePath(*found, request.volume_path); !s.ok()) return done(s);
   FillVolumeCondition(node.supervisor, *found, node.options.boot_id, response->mutable_volume_condition());
   // An abnormal volume may have no usage to report (no device, a filesystem
   // shut down by EIO): its condition is then the whole answer.
@@ -212,6 +117,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
                   csi::v1::NodeExpandVolumeResponse* response, std::function<void(Status)> done) {
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
+  if (Status s = CheckVolumePath(*found, request.volume_path); !s.ok()) return done(s);
   VolumeRecord record = *found;
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;

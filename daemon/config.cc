@@ -121,6 +121,16 @@ const std::vector<Setting>& Settings() {
          c->key_dir = v;
          return Status::Ok();
        }},
+      {"kubelet_root", false, "every staging, target and volume path of a request must lie beneath this directory",
+       [](Config* c, std::string_view v) {
+         if (v.size() < 2 || v.front() != '/' || v.back() == '/' || v.find("//") != std::string_view::npos ||
+             v.find("/./") != std::string_view::npos || v.find("/../") != std::string_view::npos ||
+             v.ends_with("/.") || v.ends_with("/..")) {
+           return Status::InvalidArgument("must be a clean absolute path other than /");
+         }
+         c->kubelet_root = v;
+         return Status::Ok();
+       }},
       {"rbd_nbd", false, "rbd-nbd executable",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->rbd_nbd_path, v); }},
       {"io_timeout_ms", true, "block queue request timeout set on each nbd device (ms)",

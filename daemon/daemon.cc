@@ -140,6 +140,7 @@ class Daemon {
     NodeOptions options;
     options.node_id = config_.node_id;
     options.key_dir = config_.key_dir;
+    options.kubelet_root = config_.kubelet_root;
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;
     options.boot_id = *boot_id;
@@ -167,6 +168,7 @@ class Daemon {
     HealVolumes(*node_, HealOptions{}, [this](const HealSummary&) {
       if (stopping_) return;
       ready_ = true;
+      node_->healed = true;
       notifier_->Ready();
       notifier_->SetStatus("serving CSI on " + config_.csi_socket_path);
       NBDK_LOG_INFO("ready", {{"socket", config_.csi_socket_path}});

@@ -59,6 +59,15 @@ class FieldReader {
     return Status::Ok();
   }
 
+  // A member newer daemons write: absent in an older record means `absent`.
+  Status OptionalBool(const char* name, bool absent, bool* out) const {
+    if (object_.FindMember(name) == object_.MemberEnd()) {
+      *out = absent;
+      return Status::Ok();
+    }
+    return Bool(name, out);
+  }
+
   Status Int64(const char* name, int64_t min, int64_t max, int64_t* out) const {
     const rapidjson::Value* v;
     NBDK_RETURN_IF_ERROR(Find(name, &v));
@@ -123,10 +132,12 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.Bool("block", &r->block));
   NBDK_RETURN_IF_ERROR(f.Bool("read_only", &r->read_only));
   NBDK_RETURN_IF_ERROR(f.String("staging_path", &r->staging_path));
+  NBDK_RETURN_IF_ERROR(f.OptionalBool("mount_point_created", false, &r->mount_point_created));
   NBDK_RETURN_IF_ERROR(f.Objects("published_targets", [r](const FieldReader& t) {
     PublishedTarget target;
     NBDK_RETURN_IF_ERROR(t.String("path", &target.path));
     NBDK_RETURN_IF_ERROR(t.Bool("read_only", &target.read_only));
+    NBDK_RETURN_IF_ERROR(t.OptionalBool("created", false, &target.created));
     r->published_targets.push_back(std::move(target));
     return Status::Ok();
   }));
@@ -166,6 +177,8 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.Key("read_only");
   w.Bool(r.read_only);
   WriteString(w, "staging_path", r.staging_path);
+  w.Key("mount_point_created");
+  w.Bool(r.mount_point_created);
   w.Key("published_targets");
   w.StartArray();
   for (const PublishedTarget& t : r.published_targets) {
@@ -173,6 +186,8 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
     WriteString(w, "path", t.path);
     w.Key("read_only");
     w.Bool(t.read_only);
+    w.Key("created");
+    w.Bool(t.created);
     w.EndObject();
   }
   w.EndArray();

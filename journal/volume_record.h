@@ -19,6 +19,9 @@ namespace nbdk {
 struct PublishedTarget {
   std::string path;
   bool read_only = false;
+  // The daemon made the mount point (so unpublish may remove it). Absent in
+  // records older than this field: false, so their targets are kept.
+  bool created = false;
   bool operator==(const PublishedTarget&) const = default;
 };
 
@@ -39,6 +42,8 @@ struct VolumeRecord {
   bool block = false;                    // a raw block volume
   bool read_only = false;
   std::string staging_path;
+  // The daemon made <staging_path>/<volume_id>; false in older records.
+  bool mount_point_created = false;
   std::vector<PublishedTarget> published_targets;
   int32_t rbd_nbd_pid = 0;               // 0 while no process runs
   std::string boot_id;                   // boot the pid and device belong to
@@ -54,7 +59,8 @@ struct VolumeRecord {
 std::string EncodeVolumeRecord(const VolumeRecord& record);
 
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
-// required and type-checked; unknown members are ignored, so an older daemon
+// required and type-checked (except the two `created` flags, which older
+// records lack); unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.
 // Corruption names the field:
 // "field monitors[1]: expected a string".

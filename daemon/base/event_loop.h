@@ -80,4 +80,12 @@ class EventLoop {
 // Loop thread only. RunBlocking for work that yields a Status.
 void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done);
 
+// Loop thread only. RunBlocking for work that yields a Result<T>.
+template <typename T>
+void RunBlockingResult(EventLoop& loop, std::function<Result<T>()> work, std::function<void(Result<T>)> done) {
+  auto result = std::make_shared<Result<T>>(Status::Internal("blocking work did not run"));
+  loop.RunBlocking([result, work = std::move(work)] { *result = work(); },
+                   [result, done = std::move(done)] { done(std::move(*result)); });
+}
+
 }  // namespace nbdk

@@ -37,6 +37,7 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {binary_,
                                    "--csi-endpoint=" + endpoint(),
                                    "--state-dir=" + dir_ + "/state",
+                                   "--kubelet-root=" + dir_,
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
                                    "--node-id=test-node"};
   args.insert(args.end(), extra.begin(), extra.end());

@@ -48,7 +48,7 @@ class HealDaemonTest : public ::testing::Test {
   csi::v1::VolumeCondition Condition(csi::v1::Node::Stub& node, const std::string& id) {
     csi::v1::NodeGetVolumeStatsRequest req;
     req.set_volume_id(id);
-    req.set_volume_path(dir_ + "/pods/" + id);
+    req.set_volume_path(dir_ + "/staging/" + id);
     grpc::ClientContext ctx;
     csi::v1::NodeGetVolumeStatsResponse resp;
     grpc::Status s = node.NodeGetVolumeStats(&ctx, req, &resp);

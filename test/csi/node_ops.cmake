@@ -1,4 +1,4 @@
-nbdk_add_test(node_ops_test SOURCES node_ops_test.cc LIBS nbdk_node_ops)
+nbdk_add_test(node_ops_test SOURCES confined_path_test.cc node_ops_test.cc LIBS nbdk_node_ops)
 
 # The Node service on the real kernel and Ceph: runs in the test VM.
 add_executable(node_vm_test node_vm_test.cc node_vm_fixture.cc)

@@ -58,9 +58,29 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected;
+  std::set<std::string> expected = {"mount_point_created"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
+}
+
+// Records written before the `created` flags existed: nothing counts as
+// made by the daemon, so nothing of theirs is ever removed.
+TEST(VolumeRecordTest, CreatedFlagsAbsentInOlderRecordsMeanNotCreated) {
+  VolumeRecord full = FullRecord("vol-1");
+  full.mount_point_created = true;
+  for (auto& t : full.published_targets) t.created = true;
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(full).c_str());
+  doc.RemoveMember("mount_point_created");
+  for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("created");
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  doc.Accept(w);
+  auto old = DecodeVolumeRecord(buf.GetString());
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_FALSE(old->mount_point_created);
+  ASSERT_FALSE(old->published_targets.empty());
+  for (const auto& t : old->published_targets) EXPECT_FALSE(t.created);
 }
 
 TEST(VolumeRecordTest, EachMissingFieldIsNamed) {

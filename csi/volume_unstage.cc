@@ -1,0 +1,120 @@
+// NodeUnstageVolume (csi/volume_operations.h).
+#include <memory>
+
+#include "csi/confined_path.h"
+#include "csi/device_users.h"
+#include "csi/filesystem.h"
+#include "csi/key_file.h"
+#include "csi/stash.h"
+#include "csi/volume_operations.h"
+#include "daemon/base/log.h"
+
+namespace nbdk {
+namespace {
+
+constexpr const char* kField = "staging_target_path";
+
+std::string TargetList(const VolumeRecord& r) {
+  std::string out;
+  for (const PublishedTarget& t : r.published_targets) out += (out.empty() ? "" : ", ") + t.path;
+  return out;
+}
+
+// The steps after the staging mount is gone; each runs only when the one
+// before succeeded, so a failure leaves the journal record to retry with.
+class Unstage : public std::enable_shared_from_this<Unstage> {
+ public:
+  Unstage(NodeContext& node, VolumeRecord record, VolumeOpLock lock, std::function<void(Status)> done)
+      : node_(node), record_(std::move(record)), lock_(std::move(lock)), done_(std::move(done)) {
+    mount_point_ = StagedMountPoint(record_.staging_path, record_.volume_id);
+  }
+
+  void Start() {
+    auto self = shared_from_this();
+    RunBlockingResult<PathKind>(
+        node_.loop, [root = node_.options.kubelet_root, mp = mount_point_] { return InspectBeneath(root, mp, kField); },
+        [self](Result<PathKind> kind) {
+          if (!kind.ok()) return self->done_(kind.status());
+          if (*kind == PathKind::kMissing) return self->CheckDevice();
+          Unmount(self->node_.loop, self->mount_point_, [self](Status s) {
+            if (!s.ok()) return self->done_(s);
+            self->RemoveMountPoint();
+          });
+        });
+  }
+
+ private:
+  void RemoveMountPoint() {
+    if (!record_.mount_point_created) return CheckDevice();
+    auto self = shared_from_this();
+    RunBlockingStatus(
+        node_.loop,
+        [root = node_.options.kubelet_root, mp = mount_point_] { return RemoveCreatedMountPoint(root, mp, kField); },
+        [self](Status s) {
+          if (!s.ok()) return self->done_(s);
+          self->CheckDevice();
+        });
+  }
+
+  // Only a device this boot's supervisor serves is unmapped: after a reboot
+  // the journaled device may belong to another volume now.
+  void CheckDevice() {
+    if (!node_.supervisor.Snapshot(record_.volume_id)) return ForgetVolume();
+    auto self = shared_from_this();
+    RunBlockingStatus(
+        node_.loop,
+        [device = record_.nbd_device, mountinfo = node_.options.mountinfo_path, sysfs = node_.options.sysfs_root] {
+          return CheckDeviceUnused(device, mountinfo, sysfs);
+        },
+        [self](Status s) {
+          if (!s.ok()) return self->done_(s);
+          self->node_.supervisor.Unmap(self->record_.volume_id, [self](Status s) {
+            if (!s.ok()) return self->done_(s.WithContext("unmap " + self->record_.nbd_device));
+            self->ForgetVolume();
+          });
+        });
+  }
+
+  void ForgetVolume() {
+    auto self = shared_from_this();
+    RunBlockingStatus(
+        node_.loop,
+        [record = record_] {
+          NBDK_RETURN_IF_ERROR(RemoveKeyFile(record.keyfile_path));
+          return RemoveStash(record.staging_path);
+        },
+        [self](Status s) {
+          if (!s.ok()) return self->done_(s);
+          self->node_.volumes.Remove(self->record_.volume_id, [self](Status s) {
+            if (s.ok()) NBDK_LOG_INFO("volume_unstaged", {{"volume", self->record_.volume_id}});
+            self->done_(s);
+          });
+        });
+  }
+
+  NodeContext& node_;
+  VolumeRecord record_;
+  VolumeOpLock lock_;
+  std::function<void(Status)> done_;
+  std::string mount_point_;
+};
+
+}  // namespace
+
+void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  const VolumeRecord* found = node.volumes.Find(request.volume_id);
+  // Not journaled: nothing of it is ours to unmount or remove.
+  if (found == nullptr) return done(Status::Ok());
+  if (found->staging_path != request.staging_target_path) {
+    return done(Status::FailedPrecondition("volume " + request.volume_id + " is staged at " + found->staging_path +
+                                           ", not at " + request.staging_target_path +
+                                           "; unstage it with the path it was staged at"));
+  }
+  if (!found->published_targets.empty()) {
+    return done(Status::FailedPrecondition("volume " + request.volume_id + " is still published at " +
+                                           TargetList(*found) + "; unpublish it first"));
+  }
+  std::make_shared<Unstage>(node, *found, std::move(lock), std::move(done))->Start();
+}
+
+}  // namespace nbdk
