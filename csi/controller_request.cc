@@ -46,7 +46,9 @@ Result<ControllerSecrets> ParseSecrets(const Params& secrets) {
 Result<VolumeRef> ParseVolumeRef(const std::string& volume_id, const Params& secrets) {
   if (volume_id.empty()) return Status::InvalidArgument("volume_id: missing");
   auto decoded = DecodeVolumeId(volume_id);
-  if (!decoded.ok()) return decoded.status();
+  // Every volume this driver (or ceph-csi) made has an ID that decodes, so
+  // one that does not names no volume: NOT_FOUND, as the spec's callers expect.
+  if (!decoded.ok()) return Status::NotFound("volume " + volume_id + " does not exist: " + decoded.status().message());
   auto s = ParseSecrets(secrets);
   if (!s.ok()) return s.status();
   return VolumeRef{volume_id, std::move(*decoded), std::move(*s)};

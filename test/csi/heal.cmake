@@ -21,3 +21,9 @@ add_executable(heal_bench ${CMAKE_SOURCE_DIR}/test/bench/heal_bench.cc)
 target_link_libraries(heal_bench PRIVATE nbdk_node_journal nbdk_test_common)
 target_compile_definitions(heal_bench PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(heal_bench nbdkeeperd)
+
+# Hostile and malformed requests against the real daemon (no nbd, no Ceph).
+nbdk_add_test(hostile_requests_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/hostile_requests_test.cc
+  LIBS nbdk_csi_proto nbdk_node_journal nbdk_test_common)
+target_compile_definitions(hostile_requests_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(hostile_requests_test nbdkeeperd)
