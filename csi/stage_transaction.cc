@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "csi/confined_path.h"
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
+#include "csi/stage_leftovers.h"
 #include "csi/stash.h"
 #include "daemon/base/log.h"
 
@@ -40,7 +42,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
                                                            self->req_.staging_target_path +
                                                            "' is not an existing directory"));
           }
-          self->WriteKey();
+          self->ReleaseLeftovers();
         });
   }
 
@@ -64,6 +66,16 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   }
 
   // Each step either calls the next or Fail().
+  void ReleaseLeftovers() {
+    const VolumeRecord* unfinished = node_.volumes.Find(req_.volume_id);
+    if (unfinished == nullptr) return WriteKey();
+    auto self = shared_from_this();
+    ReleaseStageLeftovers(node_, *unfinished, [self](Status s) {
+      if (!s.ok()) return self->Finish(s.WithContext("release what an unfinished stage left"));
+      self->WriteKey();
+    });
+  }
+
   void WriteKey() {
     auto self = shared_from_this();
     auto path = std::make_shared<Result<std::string>>(Status::Internal("not written"));
@@ -94,11 +106,20 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   // One mapping per image per node: two volume IDs naming one image would
   // map it read-write twice, and a lock break for one could fence the other.
+  // Two cluster IDs may name one cluster: a shared monitor counts as same.
+  bool SameCluster(const VolumeRecord& r) const {
+    if (r.cluster_id == resolved_.cluster_id) return true;
+    for (const std::string& m : resolved_.image.monitors) {
+      if (std::find(r.monitors.begin(), r.monitors.end(), m) != r.monitors.end()) return true;
+    }
+    return false;
+  }
+
   Status CheckImageNotMapped() const {
     const ImageSpec& image = resolved_.image;
     for (const VolumeRecord& r : node_.volumes.All()) {
-      if (r.volume_id != req_.volume_id && r.cluster_id == resolved_.cluster_id && r.pool == image.pool &&
-          r.rados_namespace == image.rados_namespace && r.image == image.image) {
+      if (r.volume_id != req_.volume_id && r.pool == image.pool && r.rados_namespace == image.rados_namespace &&
+          r.image == image.image && SameCluster(r)) {
         return Status::FailedPrecondition("image " + image.Path() + " is already staged on this node as volume " +
                                           r.volume_id);
       }

@@ -1,6 +1,9 @@
 #include "netlink/nbd_sysfs.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdio>
@@ -49,6 +52,23 @@ Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
   if (errno == ENOENT) return false;
   return Status::FromErrno(errno, "stat " + path).WithContext("is nbd" + std::to_string(index) +
                                                                " in use");
+}
+
+Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const std::string& sysfs_root) {
+  std::string block = sysfs_root + "/block";
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(block.c_str()), ::closedir);
+  if (!dir) return Status::IoError("list " + block + ": " + Status::FromErrno(errno, "opendir").message());
+  std::vector<int> out;
+  while (dirent* e = ::readdir(dir.get())) {
+    std::string name = e->d_name;
+    if (name.size() <= 3 || name.compare(0, 3, "nbd") != 0 || name.size() > 9) continue;
+    if (!std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    int index = std::stoi(name.substr(3));
+    auto found = ReadNbdBackendCookie(index, sysfs_root);
+    if (found.ok() && *found == cookie) out.push_back(index);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace nbdk

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "daemon/base/status.h"
 
@@ -29,5 +30,10 @@ Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_roo
 // content is deliberately not read: see above. InvalidArgument for a
 // negative index; IoError when the existence cannot be determined.
 Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root = "/sys");
+
+// The indexes of every nbd device whose backend cookie is `cookie`, in
+// ascending order (a stage retried after a crash finds the device its first
+// attempt mapped). IoError when /sys/block cannot be listed.
+Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const std::string& sysfs_root = "/sys");
 
 }  // namespace nbdk

@@ -102,6 +102,7 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
   flags.insert(flags.end(), {"--ceph-csi-config=" + root + "/config.json", "--ceph-conf=" + c.conf,
                              "--key-dir=" + root + "/keys", "--reattach-timeout=120"});
   if (!daemon.Start(flags)) Die("daemon did not start:\n" + daemon.Log());
+  if (!daemon.WaitReady(60000)) Die("daemon not ready:\n" + daemon.Log());
   auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
   CreateImage(c, image);
   grpc::ClientContext ctx;

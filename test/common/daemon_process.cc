@@ -79,6 +79,15 @@ bool DaemonProcess::Launch(std::vector<std::string> args) {
   return false;
 }
 
+bool DaemonProcess::WaitReady(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (HttpGet(health_port_, "/readyz").status == 200) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 int DaemonProcess::Stop(int signum) {
   if (pid_ <= 0) return -1;
   ::kill(pid_, signum);

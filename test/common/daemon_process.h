@@ -23,6 +23,9 @@ class DaemonProcess {
   bool StartWithConfig(const std::string& config_file, int health_port);
   // Sends `signum` and waits; returns the raw wait status.
   int Stop(int signum);
+  // Polls /readyz until 200 (journal loaded, volumes healed: Node volume
+  // calls are answered UNAVAILABLE before). False on timeout.
+  bool WaitReady(int timeout_ms);
   // Waits for the process to exit by itself (up to timeout); raw wait status
   // or -1 on timeout.
   int Wait(int timeout_ms);

@@ -67,6 +67,7 @@ void NodeVmTest::SetUpTestSuite() {
   ASSERT_TRUE(daemon_->Start({"--ceph-csi-config=" + Root() + "/config.json", "--ceph-conf=" + c.conf,
                               "--key-dir=" + Root() + "/keys", "--reattach-timeout=60", "--log-level=debug"}))
       << daemon_->Log();
+  ASSERT_TRUE(daemon_->WaitReady(60000)) << daemon_->Log();
   node_ = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_->endpoint(), grpc::InsecureChannelCredentials()));
 }
 

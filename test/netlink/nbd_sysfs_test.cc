@@ -31,6 +31,19 @@ class NbdSysfsTest : public ::testing::Test {
   fs::path root_;
 };
 
+TEST_F(NbdSysfsTest, FindsEveryDeviceCarryingACookie) {
+  Write(12, "backend", "vol-a\n");
+  Write(3, "backend", "vol-a\n");
+  Write(4, "backend", "vol-b\n");
+  fs::create_directories(root_ / "block" / "nbd5");  // not connected: no backend
+  fs::create_directories(root_ / "block" / "sda");
+  auto found = NbdDevicesWithCookie("vol-a", root());
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, (std::vector<int>{3, 12}));
+  EXPECT_TRUE(NbdDevicesWithCookie("vol-c", root())->empty());
+  EXPECT_EQ(NbdDevicesWithCookie("vol-a", root() + "/none").status().code(), Code::kIoError);
+}
+
 TEST_F(NbdSysfsTest, ReadsTheCookieWithoutTheNewline) {
   Write(3, "backend", "5f0c1b2e-9a7d-4c1e-8f3a-2b6d7e8f9a01\n");
   auto cookie = ReadNbdBackendCookie(3, root());

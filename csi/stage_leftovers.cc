@@ -1,0 +1,67 @@
+#include "csi/stage_leftovers.h"
+
+#include <memory>
+#include <vector>
+
+#include "csi/confined_path.h"
+#include "csi/filesystem.h"
+#include "daemon/base/child_process.h"
+#include "daemon/base/log.h"
+#include "netlink/nbd_sysfs.h"
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk {
+namespace {
+
+constexpr uint64_t kUnmapTimeoutMs = 60 * 1000;
+
+void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, size_t i,
+                  std::function<void(Status)> done) {
+  if (i == devices->size()) return done(Status::Ok());
+  std::string device = "/dev/nbd" + std::to_string((*devices)[i]);
+  CommandOptions options;
+  options.timeout_ms = kUnmapTimeoutMs;
+  NodeContext* n = &node;
+  RunCommand(node.loop, RbdNbdUnmapArgv(node.supervisor.config(), device), options,
+             [n, devices, i, device, done](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext("unmap leftover " + device));
+               if (!r->ok()) return done(Status::Internal("unmap leftover " + device + ": " + r->Describe()));
+               NBDK_LOG_INFO("stage_leftover_unmapped", {{"device", device}});
+               UnmapDevices(*n, devices, i + 1, done);
+             });
+}
+
+void UnmapLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  if (node.supervisor.Snapshot(record.volume_id)) return node.supervisor.Unmap(record.volume_id, done);
+  NodeContext* n = &node;
+  std::string cookie = record.cookie.empty() ? record.volume_id : record.cookie;
+  RunBlockingResult<std::vector<int>>(
+      node.loop, [cookie, sysfs = node.options.sysfs_root] { return NbdDevicesWithCookie(cookie, sysfs); },
+      [n, done](Result<std::vector<int>> devices) {
+        if (!devices.ok()) return done(devices.status());
+        UnmapDevices(*n, std::make_shared<std::vector<int>>(std::move(*devices)), 0, done);
+      });
+}
+
+}  // namespace
+
+void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  std::string mount_point = StagedMountPoint(record.staging_path, record.volume_id);
+  NodeContext* n = &node;
+  RunBlockingResult<PathKind>(
+      node.loop,
+      [root = node.options.kubelet_root, mount_point] {
+        return InspectBeneath(root, mount_point, "staging_target_path");
+      },
+      [n, record, mount_point, done](Result<PathKind> kind) {
+        if (!kind.ok()) return done(kind.status());
+        auto unmap = [n, record, done](Status s) {
+          if (!s.ok()) return done(s);
+          UnmapLeftovers(*n, record, done);
+        };
+        if (*kind == PathKind::kMissing) return unmap(Status::Ok());
+        Unmount(n->loop, mount_point, unmap);
+      });
+}
+
+}  // namespace nbdk
