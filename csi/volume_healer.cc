@@ -149,7 +149,8 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       self->MountTargets(0);
     };
     if (record_.block) return BindMount(run_->node.loop, record_.nbd_device, mp, record_.read_only, {}, next);
-    std::vector<std::string> options;
+    // As the stage mounted it (csi/stage_transaction.cc).
+    std::vector<std::string> options = {"nosuid", "nodev"};
     if (record_.read_only) options.push_back("ro");
     Mount(run_->node.loop, record_.fs_type, record_.nbd_device, mp, options, next);
   }
