@@ -55,9 +55,19 @@ int OpenBeneathByWalk(int root_fd, const std::string& relative) {
   return ::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0);
 }
 
-Result<Confined> ConfineParent(const std::string& root, const std::string& path, const std::string& field) {
-  if (path.size() <= root.size() + 1 || path.compare(0, root.size(), root) != 0 || path[root.size()] != '/') {
-    return Status::InvalidArgument(Shown(field, path) + " is not beneath kubelet_root '" + root + "'");
+bool IsBeneath(const std::string& root, const std::string& path) {
+  return path.size() > root.size() + 1 && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
+}
+
+Result<Confined> ConfineParent(const PathRoots& roots, const std::string& path, const std::string& field) {
+  std::string root;
+  for (const std::string& r : roots) {
+    if (IsBeneath(r, path) && r.size() > root.size()) root = r;
+  }
+  if (root.empty()) {
+    std::string list;
+    for (const std::string& r : roots) list += (list.empty() ? "" : ", ") + r;
+    return Status::InvalidArgument(Shown(field, path) + " is not beneath kubelet_root or a mount root (" + list + ")");
   }
   std::string relative = path.substr(root.size() + 1);
   size_t slash = relative.rfind('/');
@@ -66,14 +76,14 @@ Result<Confined> ConfineParent(const std::string& root, const std::string& path,
   std::string parent = slash == std::string::npos ? "." : relative.substr(0, slash);
   UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd.valid()) {
-    return Status::FailedPrecondition("kubelet_root '" + root + "': " + Status::FromErrno(errno, "open").message());
+    return Status::FailedPrecondition("path root '" + root + "': " + Status::FromErrno(errno, "open").message());
   }
   int fd = OpenBeneath2(root_fd.get(), parent);
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = OpenBeneathByWalk(root_fd.get(), parent);
   if (fd < 0) {
     int err = errno;
     if (err == ELOOP || err == EXDEV) {
-      return Status::InvalidArgument(Shown(field, path) + " leads through a symbolic link or out of kubelet_root");
+      return Status::InvalidArgument(Shown(field, path) + " leads through a symbolic link or out of its root " + root);
     }
     if (err == ENOENT) return Status::NotFound(Shown(field, path) + ": its parent directory does not exist");
     if (err == ENOTDIR) return Status::FailedPrecondition(Shown(field, path) + ": a parent is not a directory");
@@ -95,16 +105,16 @@ Result<PathKind> KindAt(const Confined& c, const std::string& path, const std::s
 
 }  // namespace
 
-Result<PathKind> InspectBeneath(const std::string& root, const std::string& path, const std::string& field) {
-  auto c = ConfineParent(root, path, field);
+Result<PathKind> InspectBeneath(const PathRoots& roots, const std::string& path, const std::string& field) {
+  auto c = ConfineParent(roots, path, field);
   if (!c.ok() && c.status().code() == Code::kNotFound) return PathKind::kMissing;
   if (!c.ok()) return c.status();
   return KindAt(*c, path, field);
 }
 
-Result<bool> CreateMountPointBeneath(const std::string& root, const std::string& path, bool block,
+Result<bool> CreateMountPointBeneath(const PathRoots& roots, const std::string& path, bool block,
                                      const std::string& field) {
-  auto c = ConfineParent(root, path, field);
+  auto c = ConfineParent(roots, path, field);
   if (!c.ok() && c.status().code() == Code::kNotFound) return Status::FailedPrecondition(c.status().message());
   if (!c.ok()) return c.status();
   auto kind = KindAt(*c, path, field);
@@ -125,8 +135,8 @@ Result<bool> CreateMountPointBeneath(const std::string& root, const std::string&
   return true;
 }
 
-Status RemoveCreatedMountPoint(const std::string& root, const std::string& path, const std::string& field) {
-  auto c = ConfineParent(root, path, field);
+Status RemoveCreatedMountPoint(const PathRoots& roots, const std::string& path, const std::string& field) {
+  auto c = ConfineParent(roots, path, field);
   if (!c.ok()) return c.status().code() == Code::kNotFound ? Status::Ok() : c.status();
   auto kind = KindAt(*c, path, field);
   if (!kind.ok()) return kind.status();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "csi/image_resolver.h"
 #include "csi/staged_volumes.h"
@@ -15,7 +16,8 @@ namespace nbdk {
 struct NodeOptions {
   std::string node_id;
   std::string key_dir = "/run/nbdkeeper/keys";  // tmpfs: keys never reach a disk
-  std::string kubelet_root = "/var/lib/kubelet";  // request paths lie beneath it
+  // Request paths lie beneath one of these (csi/confined_path.h).
+  std::vector<std::string> path_roots = {"/var/lib/kubelet"};
   std::string mountinfo_path = "/proc/self/mountinfo";
   std::string sysfs_root = "/sys";
   ResolveOptions resolve;

@@ -50,8 +50,8 @@ void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::f
   NodeContext* n = &node;
   RunBlockingResult<PathKind>(
       node.loop,
-      [root = node.options.kubelet_root, mount_point] {
-        return InspectBeneath(root, mount_point, "staging_target_path");
+      [roots = node.options.path_roots, mount_point] {
+        return InspectBeneath(roots, mount_point, "staging_target_path");
       },
       [n, record, mount_point, done](Result<PathKind> kind) {
         if (!kind.ok()) return done(kind.status());

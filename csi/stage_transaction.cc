@@ -28,12 +28,17 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void Start() {
     const VolumeRecord* existing = node_.volumes.Find(req_.volume_id);
-    if (existing != nullptr && existing->state == "staged") return Finish(CheckRestage(*existing));
+    // Staged in this boot: idempotent. Staged before a reboot: nothing of it
+    // is mapped or mounted any more, so it stages anew (ReleaseLeftovers
+    // finds nothing to release).
+    if (existing != nullptr && existing->state == "staged" && existing->boot_id == node_.options.boot_id) {
+      return Finish(CheckRestage(*existing));
+    }
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
         node_.loop,
-        [root = node_.options.kubelet_root, path = req_.staging_target_path] {
-          return InspectBeneath(root, path, "staging_target_path");
+        [roots = node_.options.path_roots, path = req_.staging_target_path] {
+          return InspectBeneath(roots, path, "staging_target_path");
         },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->Finish(kind.status());
@@ -129,7 +134,11 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   VolumeRecord Record(const std::string& state) const {
     VolumeRecord r;
-    if (const VolumeRecord* old = node_.volumes.Find(req_.volume_id)) r = *old;
+    if (const VolumeRecord* old = node_.volumes.Find(req_.volume_id)) {
+      r = *old;
+      // Targets of an earlier boot or attempt are not mounted now.
+      if (old->boot_id != node_.options.boot_id) r.published_targets.clear();
+    }
     const ImageSpec& image = resolved_.image;
     r.volume_id = req_.volume_id;
     r.cluster_id = resolved_.cluster_id;
@@ -215,18 +224,22 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     auto self = shared_from_this();
     RunBlockingResult<bool>(
         node_.loop,
-        [root = node_.options.kubelet_root, p = mount_point_, block = req_.capability.block] {
-          return CreateMountPointBeneath(root, p, block, "staging_target_path");
+        [roots = node_.options.path_roots, p = mount_point_, block = req_.capability.block] {
+          return CreateMountPointBeneath(roots, p, block, "staging_target_path");
         },
         [self](Result<bool> created) {
           if (!created.ok()) return self->Fail(created.status());
-          self->mount_point_created_ = *created;
+          // Made by this attempt, or by the earlier one this stage repeats.
+          const VolumeRecord* earlier = self->node_.volumes.Find(self->req_.volume_id);
+          self->mount_point_created_ =
+              *created || (earlier != nullptr && earlier->staging_path == self->req_.staging_target_path &&
+                           earlier->mount_point_created);
           self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
             if (!t->mount_point_created_) return next(Status::Ok());
             RunBlockingStatus(
                 t->node_.loop,
-                [root = t->node_.options.kubelet_root, p = t->mount_point_] {
-                  return RemoveCreatedMountPoint(root, p, "staging_target_path");
+                [roots = t->node_.options.path_roots, p = t->mount_point_] {
+                  return RemoveCreatedMountPoint(roots, p, "staging_target_path");
                 },
                 next);
           });

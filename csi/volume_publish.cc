@@ -27,7 +27,7 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
     if (!s.ok()) return done(error);  // the target stays journaled: unpublish cleans it up
     if (!target.created) return done(error);
     RunBlockingStatus(
-        n->loop, [root = n->options.kubelet_root, t = target.path] { return RemoveCreatedMountPoint(root, t, kField); },
+        n->loop, [roots = n->options.path_roots, t = target.path] { return RemoveCreatedMountPoint(roots, t, kField); },
         [error, held, done](Status) { done(error); });
   });
 }
@@ -60,8 +60,8 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   NodeContext* n = &node;
   RunBlockingResult<bool>(
       node.loop,
-      [root = node.options.kubelet_root, target = request.target_path, block = before.block] {
-        return CreateMountPointBeneath(root, target, block, kField);
+      [roots = node.options.path_roots, target = request.target_path, block = before.block] {
+        return CreateMountPointBeneath(roots, target, block, kField);
       },
       [n, request, before, source, held, done](Result<bool> created) {
         if (!created.ok()) return done(created.status());
@@ -99,7 +99,7 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
   };
   RunBlockingResult<PathKind>(
       node.loop,
-      [root = node.options.kubelet_root, t = target.path] { return InspectBeneath(root, t, kField); },
+      [roots = node.options.path_roots, t = target.path] { return InspectBeneath(roots, t, kField); },
       [n, target, forget](Result<PathKind> kind) {
         if (!kind.ok()) return forget(kind.status());
         if (*kind == PathKind::kMissing) return forget(Status::Ok());
@@ -107,7 +107,7 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
           if (!s.ok() || !target.created) return forget(s);
           RunBlockingStatus(
               n->loop,
-              [root = n->options.kubelet_root, t = target.path] { return RemoveCreatedMountPoint(root, t, kField); },
+              [roots = n->options.path_roots, t = target.path] { return RemoveCreatedMountPoint(roots, t, kField); },
               forget);
         });
       });

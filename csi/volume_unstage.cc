@@ -32,7 +32,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   void Start() {
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
-        node_.loop, [root = node_.options.kubelet_root, mp = mount_point_] { return InspectBeneath(root, mp, kField); },
+        node_.loop, [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kField); },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->done_(kind.status());
           if (*kind == PathKind::kMissing) return self->CheckDevice();
@@ -49,7 +49,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
     auto self = shared_from_this();
     RunBlockingStatus(
         node_.loop,
-        [root = node_.options.kubelet_root, mp = mount_point_] { return RemoveCreatedMountPoint(root, mp, kField); },
+        [roots = node_.options.path_roots, mp = mount_point_] { return RemoveCreatedMountPoint(roots, mp, kField); },
         [self](Status s) {
           if (!s.ok()) return self->done_(s);
           self->CheckDevice();

@@ -35,6 +35,16 @@ Result<uint64_t> ParseUnsigned(std::string_view text, int base, uint64_t max) {
   return v;
 }
 
+// A directory request paths are confined beneath: "/" would confine nothing.
+Status CheckPathRoot(std::string_view v) {
+  if (v.size() < 2 || v.front() != '/' || v.back() == '/' || v.find("//") != std::string_view::npos ||
+      v.find("/./") != std::string_view::npos || v.find("/../") != std::string_view::npos || v.ends_with("/.") ||
+      v.ends_with("/..")) {
+    return Status::InvalidArgument("must be a clean absolute path other than /");
+  }
+  return Status::Ok();
+}
+
 Status SetNonEmpty(std::string* out, std::string_view v) {
   if (v.empty()) return Status::InvalidArgument("must not be empty");
   *out = v;
@@ -123,12 +133,25 @@ const std::vector<Setting>& Settings() {
        }},
       {"kubelet_root", false, "every staging, target and volume path of a request must lie beneath this directory",
        [](Config* c, std::string_view v) {
-         if (v.size() < 2 || v.front() != '/' || v.back() == '/' || v.find("//") != std::string_view::npos ||
-             v.find("/./") != std::string_view::npos || v.find("/../") != std::string_view::npos ||
-             v.ends_with("/.") || v.ends_with("/..")) {
-           return Status::InvalidArgument("must be a clean absolute path other than /");
-         }
+         NBDK_RETURN_IF_ERROR(CheckPathRoot(v));
          c->kubelet_root = v;
+         return Status::Ok();
+       }},
+      {"mount_roots", false,
+       "comma-separated directories beneath which operators mount volumes too (bare metal: e.g. /mnt)",
+       [](Config* c, std::string_view v) {
+         std::vector<std::string> roots;
+         size_t start = 0;
+         while (start <= v.size()) {
+           size_t end = v.find(',', start);
+           if (end == std::string_view::npos) end = v.size();
+           std::string_view root = v.substr(start, end - start);
+           start = end + 1;
+           if (root.empty()) continue;
+           NBDK_RETURN_IF_ERROR(CheckPathRoot(root).WithContext("'" + std::string(root) + "'"));
+           roots.emplace_back(root);
+         }
+         c->mount_roots = std::move(roots);
          return Status::Ok();
        }},
       {"rbd_nbd", false, "rbd-nbd executable",

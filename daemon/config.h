@@ -40,8 +40,10 @@ struct Config {
   std::string ceph_csi_config = "/etc/ceph-csi-config/config.json";
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
   std::string key_dir = "/run/nbdkeeper/keys";
-  // Request paths are confined beneath it (csi/confined_path.h).
+  // Request paths are confined beneath these and <state_dir>/staging
+  // (csi/confined_path.h).
   std::string kubelet_root = "/var/lib/kubelet";
+  std::vector<std::string> mount_roots;
   std::string rbd_nbd_path = "rbd-nbd";
   uint32_t io_timeout_ms = 5000;
   uint32_t reattach_timeout_s = 300;

@@ -98,6 +98,10 @@ class Daemon {
     if (::mkdir(config_.state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status::FromErrno(errno, "create state dir " + config_.state_dir);
     }
+    // Where nbdkeeperctl stages volumes on a host without kubelet.
+    if (::mkdir(StagingRoot().c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status::FromErrno(errno, "create " + StagingRoot());
+    }
     auto journal = NodeJournal::Open(config_.state_dir + "/journal");
     if (!journal.ok()) return journal.status().WithContext("node journal");
     volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(*journal));
@@ -127,6 +131,8 @@ class Daemon {
 
   // The kernel side (netlink) is optional: without the nbd module the
   // daemon still serves, and child exits alone detect deaths.
+  std::string StagingRoot() const { return config_.state_dir + "/staging"; }
+
   Status StartNode() {
     auto boot_id = ReadBootId();
     if (!boot_id.ok()) return boot_id.status();
@@ -140,7 +146,8 @@ class Daemon {
     NodeOptions options;
     options.node_id = config_.node_id;
     options.key_dir = config_.key_dir;
-    options.kubelet_root = config_.kubelet_root;
+    options.path_roots = {config_.kubelet_root, StagingRoot()};
+    options.path_roots.insert(options.path_roots.end(), config_.mount_roots.begin(), config_.mount_roots.end());
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;
     options.boot_id = *boot_id;

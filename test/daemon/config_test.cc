@@ -48,6 +48,17 @@ TEST(ConfigTest, FlagsInBothForms) {
   EXPECT_TRUE(Parse({})->config.break_dead_locks);
 }
 
+TEST(ConfigTest, PathRootsAreCleanAbsoluteDirectoriesOtherThanTheRoot) {
+  auto r = Parse({"--kubelet-root=/srv/kubelet", "--mount-roots=/mnt,/srv/data"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->config.kubelet_root, "/srv/kubelet");
+  EXPECT_EQ(r->config.mount_roots, (std::vector<std::string>{"/mnt", "/srv/data"}));
+  for (const char* bad : {"--kubelet-root=/", "--kubelet-root=relative", "--kubelet-root=/a/../b",
+                          "--mount-roots=/mnt,/", "--mount-roots=/mnt/"}) {
+    EXPECT_EQ(Parse({bad}).status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ConfigTest, HelpAndVersion) {
   EXPECT_EQ(Parse({"--help"})->action, Action::kHelp);
   EXPECT_EQ(Parse({"--version"})->action, Action::kVersion);
