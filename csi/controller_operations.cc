@@ -67,7 +67,7 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
     // A reservation whose image a crash kept from being created gets it now.
     if (!*size) NBDK_RETURN_IF_ERROR(CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features));
   } else {
-    auto reserved = journal.Reserve(params.name);
+    auto reserved = journal.Reserve(params.name, params.image_name);
     if (!reserved.ok()) return reserved.status();
     reservation = *reserved;
     Status created = CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features);

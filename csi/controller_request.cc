@@ -154,6 +154,11 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   if (!mounter.empty() && mounter != "rbd-nbd") {
     return Status::InvalidArgument("parameters.mounter: '" + mounter + "' is not supported; only rbd-nbd");
   }
+  // nbdkeeper's own parameter (nbdkeeperctl map --size): the image's exact
+  // name instead of csi-vol-<uuid>; the omap journal records it as ceph-csi
+  // would any image name.
+  out.image_name = Get(p, "nbdkeeper.io/imageName");
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.nbdkeeper.io/imageName", out.image_name, false));
   out.map_options = Get(p, "mapOptions");
   auto nbd = NbdOptionSection(out.map_options);
   if (!nbd.ok()) return nbd.status().WithContext("parameters.mapOptions");

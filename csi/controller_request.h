@@ -37,7 +37,8 @@ struct ControllerSecrets {
 //    with librbd's dependencies (object-map needs exclusive-lock, fast-diff
 //    needs object-map, journaling needs exclusive-lock);
 //  - mounter: "rbd-nbd" or absent (this plugin maps with rbd-nbd only);
-//  - mapOptions: ceph-csi's "krbd:...;nbd:..." form, checked as the node will.
+//  - mapOptions: ceph-csi's "krbd:...;nbd:..." form, checked as the node will;
+//  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name.
 // Size: required_bytes, else limit_bytes, else 1 GiB; rounded up to MiB,
 // and the rounded size must not exceed limit_bytes.
 struct CreateVolumeParams {
@@ -50,6 +51,7 @@ struct CreateVolumeParams {
   std::string rados_namespace;  // "" : the cluster config's
   uint64_t features = 0;        // librbd RBD_FEATURE_* bits
   std::string map_options;      // passed through to the volume context
+  std::string image_name;       // "nbdkeeper.io/imageName"; "": csi-vol-<uuid>
   ControllerSecrets secrets;
 };
 Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request);
@@ -62,7 +64,7 @@ Result<uint64_t> ParseImageFeatures(std::string_view csv);
 Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range);
 
 // The request's decoded volume ID, for Delete, Expand and Validate. A
-// volume ID that does not decode is InvalidArgument naming the field.
+// volume ID that does not decode names no volume: NotFound.
 struct VolumeRef {
   std::string volume_id;
   VolumeId decoded;

@@ -54,7 +54,7 @@ Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string
   return std::optional<VolumeReservation>();
 }
 
-Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name) {
+Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name, const std::string& image_name) {
   std::string uuid;
   for (int attempt = 0;; ++attempt) {
     uuid = new_uuid_();
@@ -72,7 +72,7 @@ Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name
     (void)volumes_.RemoveObject(object);
     return dir.WithContext("reserve request " + request_name);
   }
-  VolumeReservation out{uuid, DefaultImageName(uuid)};
+  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(uuid) : image_name};
   OmapValues attrs = {{kVolNameKey, request_name}, {kImageNameKey, out.image_name}};
   if (pools_.image_pool_id != pools_.journal_pool_id) attrs[kJournalPoolKey] = PoolIdHex(pools_.journal_pool_id);
   Status filled = volumes_.Set(object, attrs);

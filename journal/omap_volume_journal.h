@@ -56,9 +56,9 @@ class VolumeJournal {
   Result<std::optional<VolumeReservation>> Lookup(const std::string& request_name);
 
   // Reserves `request_name` (the caller found no reservation). The image
-  // name is csi-vol-<uuid>. On failure, what was written is undone
-  // (best effort; Lookup cleans up whatever a crash leaves).
-  Result<VolumeReservation> Reserve(const std::string& request_name);
+  // name is `image_name`, or csi-vol-<uuid> when empty. On failure, what was
+  // written is undone (best effort; Lookup cleans up whatever a crash leaves).
+  Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "");
 
   // Removes the per-volume object, then the directory key if it still
   // points at `uuid`. Idempotent.

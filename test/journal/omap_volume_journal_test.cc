@@ -80,6 +80,17 @@ TEST(VolumeJournal, ReserveWritesCephCsisKeys) {
   EXPECT_EQ(h.store.objects, want);
 }
 
+TEST(VolumeJournal, AnExactImageNameIsRecordedAsCephCsiRecordsAny) {
+  Harness h;
+  auto r = h.journal.Reserve(kName, "db-data");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->image_name, "db-data");
+  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)]["csi.imagename"], "db-data");
+  auto found = h.journal.Lookup(kName);
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ((*found)->image_name, "db-data");
+}
+
 TEST(VolumeJournal, SeparateJournalPoolWritesPoolIds) {
   FakeOmapStore dir, vols;
   VolumeJournal j(dir, vols, {3, 10}, "default", [] { return std::string(kUuid1); });
