@@ -53,11 +53,14 @@ Status ValidateMapRequest(const MapRequest& r) {
 }
 
 namespace {
+// --err_to_stderr: rbd-nbd, a Ceph daemon, otherwise keeps its errors (a
+// missing image, a wrong key) in a log file nobody reads; on stderr they
+// reach the volume's log and the answer to the CSI call.
 void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig& config,
                          const MapRequest& r, const std::string& cookie) {
   argv.insert(argv.end(), {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s),
                            "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile,
-                           "--rbd_cache=false"});
+                           "--rbd_cache=false", "--err_to_stderr=true"});
   if (!r.image.monitors.empty()) {
     std::string hosts;
     for (const auto& m : r.image.monitors) hosts += (hosts.empty() ? "" : ",") + m;

@@ -37,13 +37,14 @@ Exit FromWaitStatus(int status) {
 
 }  // namespace
 
-Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv) {
+Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv, bool merge_stderr) {
   if (argv.empty()) return Status::InvalidArgument("spawn: empty argv");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe2");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  if (merge_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -142,8 +143,8 @@ Result<Exit> SpawnedChild::Wait(std::chrono::milliseconds timeout) {
   }
 }
 
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
-  auto child = SpawnedChild::Spawn(argv);
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr) {
+  auto child = SpawnedChild::Spawn(argv, merge_stderr);
   if (!child.ok()) return child.status();
   CommandOutput out;
   auto text = child->ReadToEnd(std::chrono::minutes(5));

@@ -27,14 +27,15 @@ struct CommandOutput {
   std::string stdout_text;
 };
 
-// Runs `argv` to completion.
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv);
+// Runs `argv` to completion; with `merge_stderr`, its stderr lands in
+// stdout_text too (for checking a CLI's messages).
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr = false);
 
 // A running child with its stdout on a pipe. The destructor SIGKILLs and
 // reaps a child that is still running.
 class SpawnedChild {
  public:
-  static Result<SpawnedChild> Spawn(const std::vector<std::string>& argv);
+  static Result<SpawnedChild> Spawn(const std::vector<std::string>& argv, bool merge_stderr = false);
   SpawnedChild(SpawnedChild&& other) noexcept;
   SpawnedChild& operator=(SpawnedChild&&) = delete;
   ~SpawnedChild();

@@ -1,0 +1,171 @@
+#include "daemon/ctl/map_operations.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "csi/volume_id.h"
+#include "daemon/ctl/cephx_key.h"
+
+namespace nbdk::ctl {
+namespace {
+
+using AccessMode = csi::v1::VolumeCapability::AccessMode;
+
+csi::v1::VolumeCapability CapabilityFor(const MapSpec& spec) {
+  csi::v1::VolumeCapability cap;
+  if (spec.block) {
+    cap.mutable_block();
+  } else {
+    cap.mutable_mount()->set_fs_type(spec.fs_type);
+  }
+  cap.mutable_access_mode()->set_mode(spec.read_only ? AccessMode::SINGLE_NODE_READER_ONLY
+                                                     : AccessMode::SINGLE_NODE_WRITER);
+  return cap;
+}
+
+void SetSecrets(google::protobuf::Map<std::string, std::string>* secrets, const std::string& user,
+                const std::string& key) {
+  (*secrets)["userID"] = user;
+  (*secrets)["userKey"] = key;
+}
+
+}  // namespace
+
+Status MapOperations::Failed(const CtlError& error) {
+  error_ = error;
+  return Status(error.exit == kExitNotFound ? Code::kNotFound : Code::kFailedPrecondition, error.message);
+}
+
+Result<MappedVolume> MapOperations::Map(const MapSpec& spec) {
+  auto key = ReadCephxKey(spec.keyfile, spec.user_id);
+  if (!key.ok()) return Failed({kExitUsage, key.status().message()});
+  if (!client_.WaitReady(30000)) return Failed({kExitNotRunning, "nbdkeeperd is not ready (still healing?)"});
+  std::string volume_id = spec.image;
+  std::map<std::string, std::string> context = {
+      {"staticVolume", "true"}, {"clusterID", spec.cluster_id}, {"pool", spec.pool}, {"mounter", "rbd-nbd"}};
+  if (!spec.rados_namespace.empty()) context["radosNamespace"] = spec.rados_namespace;
+  if (spec.size_bytes > 0) {
+    csi::v1::CreateVolumeRequest req;
+    req.set_name("nbdkeeperctl-" + spec.Spec());
+    req.mutable_capacity_range()->set_required_bytes(spec.size_bytes);
+    *req.add_volume_capabilities() = CapabilityFor(spec);
+    auto& params = *req.mutable_parameters();
+    params["clusterID"] = spec.cluster_id;
+    params["pool"] = spec.pool;
+    params["nbdkeeper.io/imageName"] = spec.image;
+    if (!spec.rados_namespace.empty()) params["radosNamespace"] = spec.rados_namespace;
+    SetSecrets(req.mutable_secrets(), spec.user_id, *key);
+    grpc::ClientContext ctx;
+    csi::v1::CreateVolumeResponse resp;
+    grpc::Status s = client_.controller().CreateVolume(&ctx, req, &resp);
+    if (!s.ok()) return Failed(FromGrpc(s, "create " + spec.Spec()));
+    volume_id = resp.volume().volume_id();
+    context = {resp.volume().volume_context().begin(), resp.volume().volume_context().end()};
+  }
+  NBDK_RETURN_IF_ERROR(StageAndPublish(spec, volume_id, context, *key));
+  return Describe(volume_id);
+}
+
+Result<MappedVolume> MapOperations::MapPersisted(const MapSpec& spec, const std::string& volume_id) {
+  auto key = ReadCephxKey(spec.keyfile, spec.user_id);
+  if (!key.ok()) return Failed({kExitUsage, spec.Spec() + ": " + key.status().message()});
+  std::map<std::string, std::string> context = {{"clusterID", spec.cluster_id}, {"pool", spec.pool},
+                                                {"imageName", spec.image}, {"mounter", "rbd-nbd"}};
+  if (!DecodeVolumeId(volume_id).ok()) context["staticVolume"] = "true";
+  if (!spec.rados_namespace.empty()) context["radosNamespace"] = spec.rados_namespace;
+  NBDK_RETURN_IF_ERROR(StageAndPublish(spec, volume_id, context, *key));
+  return Describe(volume_id);
+}
+
+Status MapOperations::StageAndPublish(const MapSpec& spec, const std::string& volume_id,
+                                      const std::map<std::string, std::string>& context, const std::string& key) {
+  // The CO's part: the staging directory exists before NodeStageVolume.
+  std::string staging = daemon_.state_dir + "/staging/" + volume_id;
+  if (::mkdir(staging.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Failed({kExitFailed, "create " + staging + ": " + Status::FromErrno(errno, "mkdir").message() +
+                                    " (map runs as root, beside nbdkeeperd)"});
+  }
+  csi::v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id(volume_id);
+  stage.set_staging_target_path(staging);
+  *stage.mutable_volume_capability() = CapabilityFor(spec);
+  SetSecrets(stage.mutable_secrets(), spec.user_id, key);
+  stage.mutable_volume_context()->insert(context.begin(), context.end());
+  grpc::ClientContext stage_ctx;
+  csi::v1::NodeStageVolumeResponse staged;
+  grpc::Status s = client_.node().NodeStageVolume(&stage_ctx, stage, &staged);
+  if (!s.ok()) return Failed(FromGrpc(s, "map " + spec.Spec()));
+  if (spec.mount.empty()) return Status::Ok();
+  csi::v1::NodePublishVolumeRequest publish;
+  publish.set_volume_id(volume_id);
+  publish.set_staging_target_path(staging);
+  publish.set_target_path(spec.mount);
+  publish.set_readonly(spec.read_only);
+  *publish.mutable_volume_capability() = CapabilityFor(spec);
+  grpc::ClientContext publish_ctx;
+  csi::v1::NodePublishVolumeResponse published;
+  s = client_.node().NodePublishVolume(&publish_ctx, publish, &published);
+  if (!s.ok()) return Failed(FromGrpc(s, "mount " + spec.Spec() + " at " + spec.mount));
+  return Status::Ok();
+}
+
+Result<MappedVolume> MapOperations::Describe(const std::string& volume_id) {
+  auto page = client_.Get("/status");
+  if (!page.ok()) return Failed({kExitNotRunning, page.status().message()});
+  auto status = ParseDaemonStatus(page->body);
+  if (!status.ok()) return Failed({kExitFailed, status.status().message()});
+  const VolumeRow* v = FindVolume(*status, volume_id);
+  if (v == nullptr) return Failed({kExitFailed, "volume " + volume_id + " was staged but /status does not list it"});
+  return MappedVolume{volume_id, v->device, v->MountPoint()};
+}
+
+Status MapOperations::Unmap(const VolumeRow& volume) {
+  for (const std::string& target : volume.targets) {
+    csi::v1::NodeUnpublishVolumeRequest req;
+    req.set_volume_id(volume.volume_id);
+    req.set_target_path(target);
+    grpc::ClientContext ctx;
+    csi::v1::NodeUnpublishVolumeResponse resp;
+    grpc::Status s = client_.node().NodeUnpublishVolume(&ctx, req, &resp);
+    if (!s.ok()) return Failed(FromGrpc(s, "unmount " + target));
+  }
+  csi::v1::NodeUnstageVolumeRequest req;
+  req.set_volume_id(volume.volume_id);
+  req.set_staging_target_path(volume.staging_path);
+  grpc::ClientContext ctx;
+  csi::v1::NodeUnstageVolumeResponse resp;
+  grpc::Status s = client_.node().NodeUnstageVolume(&ctx, req, &resp);
+  if (!s.ok()) return Failed(FromGrpc(s, "unmap " + volume.image));
+  return Status::Ok();
+}
+
+Result<int64_t> MapOperations::Expand(const VolumeRow& volume, int64_t size_bytes, const MapSpec& credentials) {
+  if (DecodeVolumeId(volume.volume_id).ok()) {
+    auto key = ReadCephxKey(credentials.keyfile, credentials.user_id);
+    if (!key.ok()) return Failed({kExitUsage, key.status().message()});
+    csi::v1::ControllerExpandVolumeRequest req;
+    req.set_volume_id(volume.volume_id);
+    req.mutable_capacity_range()->set_required_bytes(size_bytes);
+    SetSecrets(req.mutable_secrets(), credentials.user_id, *key);
+    grpc::ClientContext ctx;
+    csi::v1::ControllerExpandVolumeResponse resp;
+    grpc::Status s = client_.controller().ControllerExpandVolume(&ctx, req, &resp);
+    if (!s.ok()) return Failed(FromGrpc(s, "grow image " + volume.image));
+  }
+  csi::v1::NodeExpandVolumeRequest req;
+  req.set_volume_id(volume.volume_id);
+  req.set_volume_path(volume.staging_path);
+  req.mutable_capacity_range()->set_required_bytes(size_bytes);
+  grpc::ClientContext ctx;
+  csi::v1::NodeExpandVolumeResponse resp;
+  grpc::Status s = client_.node().NodeExpandVolume(&ctx, req, &resp);
+  if (!s.ok()) {
+    CtlError e = FromGrpc(s, "expand " + volume.image);
+    if (!DecodeVolumeId(volume.volume_id).ok()) e.message += " (a static image grows with `rbd resize` first)";
+    return Failed(e);
+  }
+  return resp.capacity_bytes();
+}
+
+}  // namespace nbdk::ctl

@@ -1,0 +1,125 @@
+#include "daemon/ctl/persisted_volumes.h"
+
+#include <fcntl.h>
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk::ctl {
+namespace {
+
+Status ReadEntry(const rapidjson::Value& v, const std::string& where, PersistedVolume* out) {
+  if (!v.IsObject()) return Status::Corruption(where + ": not an object");
+  auto str = [&](const char* key, std::string* field, bool required) -> Status {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd()) return required ? Status::Corruption(where + "." + key + ": missing") : Status::Ok();
+    if (!it->value.IsString()) return Status::Corruption(where + "." + key + ": expected a string");
+    *field = it->value.GetString();
+    return Status::Ok();
+  };
+  auto flag = [&](const char* key, bool* field) -> Status {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd()) return Status::Ok();
+    if (!it->value.IsBool()) return Status::Corruption(where + "." + key + ": expected a boolean");
+    *field = it->value.GetBool();
+    return Status::Ok();
+  };
+  std::string image;
+  MapSpec& s = out->spec;
+  NBDK_RETURN_IF_ERROR(str("image", &image, true));
+  NBDK_RETURN_IF_ERROR(ParseImageSpec(image, &s).WithContext(where + ".image"));
+  NBDK_RETURN_IF_ERROR(str("cluster", &s.cluster_id, false));
+  NBDK_RETURN_IF_ERROR(str("id", &s.user_id, false));
+  NBDK_RETURN_IF_ERROR(str("keyfile", &s.keyfile, false));
+  NBDK_RETURN_IF_ERROR(str("fs", &s.fs_type, false));
+  NBDK_RETURN_IF_ERROR(str("mount", &s.mount, false));
+  NBDK_RETURN_IF_ERROR(str("volume_id", &out->volume_id, true));
+  NBDK_RETURN_IF_ERROR(flag("block", &s.block));
+  NBDK_RETURN_IF_ERROR(flag("ro", &s.read_only));
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(out->volume_id).WithContext(where));
+  if (s.fs_type != "ext4" && s.fs_type != "xfs") return Status::Corruption(where + ".fs: '" + s.fs_type + "'");
+  if (!s.mount.empty() && s.mount.front() != '/') return Status::Corruption(where + ".mount: not absolute");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<PersistedVolume>> LoadPersisted(const std::string& path) {
+  // O_NONBLOCK: a FIFO planted at the path must fail the check, not hang.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno == ENOENT) return std::vector<PersistedVolume>();
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  struct stat st;
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular) return Status::FailedPrecondition(path + ": not a regular file");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(text.str().c_str());
+  if (doc.HasParseError() || !doc.IsObject()) return Status::Corruption(path + ": not a JSON object");
+  auto list = doc.FindMember("volumes");
+  if (list == doc.MemberEnd() || !list->value.IsArray()) return Status::Corruption(path + ": no \"volumes\" array");
+  std::vector<PersistedVolume> out;
+  for (rapidjson::SizeType i = 0; i < list->value.Size(); ++i) {
+    PersistedVolume v;
+    NBDK_RETURN_IF_ERROR(ReadEntry(list->value[i], path + ": volumes[" + std::to_string(i) + "]", &v));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>& volumes) {
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  auto str = [&w](const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w.StartObject();
+  w.Key("volumes");
+  w.StartArray();
+  for (const PersistedVolume& v : volumes) {
+    w.StartObject();
+    str("image", v.spec.Spec());
+    str("cluster", v.spec.cluster_id);
+    str("id", v.spec.user_id);
+    str("keyfile", v.spec.keyfile);
+    str("fs", v.spec.fs_type);
+    w.Key("block");
+    w.Bool(v.spec.block);
+    str("mount", v.spec.mount);
+    w.Key("ro");
+    w.Bool(v.spec.read_only);
+    str("volume_id", v.volume_id);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  std::string body = std::string(buf.GetString(), buf.GetSize()) + "\n";
+  std::string dir = path.substr(0, path.rfind('/'));
+  if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + dir);
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno(errno, "create " + tmp);
+  bool ok = ::write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size()) && ::fsync(fd) == 0;
+  int err = errno;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) err = errno;
+    ::unlink(tmp.c_str());
+    return Status::FromErrno(err, "write " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace nbdk::ctl

@@ -1,0 +1,31 @@
+// The persisted mappings: what `map --persist` asks to come back after a
+// reboot, as rbdmap's /etc/ceph/rbdmap does for krbd. A JSON file
+// (default /etc/nbdkeeper/volumes.json) that `apply` maps from at boot, run
+// by nbdkeeper-volumes.service after nbdkeeperd is ready. It names the key
+// file, never the key.
+//
+//   {"volumes": [{"image": "rbd/db", "cluster": "c1", "id": "admin",
+//                 "keyfile": "/etc/ceph/db.key", "fs": "ext4", "block": false,
+//                 "mount": "/mnt/db", "ro": false, "volume_id": "db"}]}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/base/status.h"
+#include "daemon/ctl/ctl_args.h"
+
+namespace nbdk::ctl {
+
+struct PersistedVolume {
+  MapSpec spec;
+  std::string volume_id;  // as staged (a static volume's is its image name)
+};
+
+// A missing file is an empty list. Corruption naming the entry and field for
+// anything malformed; every entry passes the rules `map` applies.
+Result<std::vector<PersistedVolume>> LoadPersisted(const std::string& path);
+// Replaces the file atomically (temporary file, fsync, rename).
+Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>& volumes);
+
+}  // namespace nbdk::ctl

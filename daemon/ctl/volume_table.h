@@ -1,0 +1,50 @@
+// The volumes of nbdkeeperd's /status page, as rows, and how `list` shows
+// them: a table (coloured on a terminal) or JSON for scripts.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/base/status.h"
+
+namespace nbdk::ctl {
+
+struct VolumeRow {
+  std::string volume_id;
+  std::string image;          // "pool/[ns/]image"
+  std::string access;         // "ext4", "xfs", "block"
+  std::string journal_state;  // "staged", "staging", ""
+  std::string state;          // the mapping's: Connected, Reattaching, ..., Unmapped
+  std::string device;
+  int pid = 0;
+  unsigned restarts = 0;
+  double seconds_in_state = 0;
+  std::string staging_path;
+  std::vector<std::string> targets;
+  std::string log;            // the daemon's per-volume rbd-nbd log file
+  // Where the volume is mounted for use: its first target, else (a
+  // filesystem) its staging mount point, else "".
+  std::string MountPoint() const;
+};
+
+struct DaemonStatus {
+  std::string version;
+  bool ready = false;
+  std::vector<VolumeRow> volumes;
+};
+
+// Parses /status. Corruption naming the field for anything unexpected.
+Result<DaemonStatus> ParseDaemonStatus(std::string_view json);
+
+// The volume `key` names: its volume ID, image ("pool/image" or just the
+// image name when only one volume has it), device, staging path, staging
+// mount point or a target. nullptr when none does.
+const VolumeRow* FindVolume(const DaemonStatus& status, const std::string& key);
+
+// The table: volume, image, device, state, pid, restarts, last heal, mount point.
+std::string RenderTable(const DaemonStatus& status, bool colour);
+// The same rows as a JSON array (one object per volume, fields as named above).
+std::string RenderJson(const DaemonStatus& status);
+
+}  // namespace nbdk::ctl

@@ -1,0 +1,120 @@
+// nbdkeeperctl against a real nbdkeeperd on the host (no nbd, no Ceph): the
+// read-only commands, and each error a user meets first - daemon not
+// running, no permission on the socket, no such volume, no key - with its
+// documented exit status and a message naming the fix.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test/common/daemon_process.h"
+#include "test/common/vm_command.h"
+
+namespace nbdk {
+namespace {
+
+struct Ran {
+  int exit = -1;
+  std::string output;
+};
+
+class CtlDaemonTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char tmpl[] = "/tmp/nbdk-ctl-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/ceph-csi.json") << R"([{"clusterID": "c1", "monitors": ["127.0.0.1:1"]},
+                                                {"clusterID": "c2", "monitors": ["127.0.0.2:1"]}])";
+    // The daemon's config file, which the CLI reads too (--config).
+    std::ofstream(dir_ + "/nbdkeeper.json") << R"({"ceph_csi_config": ")" << dir_ << R"(/ceph-csi.json", "state_dir": ")"
+                                           << dir_ << R"(/state"})";
+    daemon_ = std::make_unique<test::DaemonProcess>(NBDKEEPERD_PATH, dir_);
+    ASSERT_TRUE(daemon_->Start({"--config", dir_ + "/nbdkeeper.json"})) << daemon_->Log();
+    ASSERT_TRUE(daemon_->WaitReady(10000)) << daemon_->Log();
+  }
+  static void TearDownTestSuite() {
+    daemon_->Stop(SIGTERM);
+    daemon_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  static Ran Ctl(std::vector<std::string> args, const std::string& endpoint = "") {
+    std::vector<std::string> argv = {NBDKEEPERCTL_PATH, "--config=" + dir_ + "/nbdkeeper.json",
+                                     "--csi-endpoint=" + (endpoint.empty() ? daemon_->endpoint() : endpoint),
+                                     "--health=127.0.0.1:" + std::to_string(daemon_->health_port()),
+                                     "--persist-file=" + dir_ + "/volumes.json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = vmtest::RunCommand(argv, true);
+    if (!r.ok()) return {};
+    return {r->exit.code, r->stdout_text};
+  }
+
+  static std::string dir_;
+  static std::unique_ptr<test::DaemonProcess> daemon_;
+};
+
+std::string CtlDaemonTest::dir_;
+std::unique_ptr<test::DaemonProcess> CtlDaemonTest::daemon_;
+
+TEST_F(CtlDaemonTest, HealthListAndJsonOfAnEmptyNode) {
+  Ran health = Ctl({"health"});
+  EXPECT_EQ(health.exit, 0) << health.output;
+  EXPECT_NE(health.output.find("ready, 0/0 volumes connected"), std::string::npos) << health.output;
+  Ran list = Ctl({"list"});
+  EXPECT_EQ(list.exit, 0);
+  EXPECT_NE(list.output.find("VOLUME"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("(no volumes)"), std::string::npos) << list.output;
+  Ran json = Ctl({"status", "--json"});
+  EXPECT_EQ(json.exit, 0);
+  EXPECT_EQ(json.output, "[]\n");
+}
+
+TEST_F(CtlDaemonTest, NotRunningIsExit3AndSaysHowToStartIt) {
+  Ran r = Ctl({"list"}, "unix://" + dir_ + "/no-daemon.sock");
+  EXPECT_EQ(r.exit, 3) << r.output;
+  EXPECT_NE(r.output.find("nbdkeeperd is not running"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("systemctl start nbdkeeperd"), std::string::npos) << r.output;
+}
+
+TEST_F(CtlDaemonTest, NoPermissionOnTheSocketIsExit4) {
+  std::vector<std::string> argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBDKEEPERCTL_PATH,
+                                   "--csi-endpoint=" + daemon_->endpoint(), "list"};
+  auto r = vmtest::RunCommand(argv, true);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit.code, 4) << r->stdout_text;
+  EXPECT_NE(r->stdout_text.find("no permission"), std::string::npos) << r->stdout_text;
+}
+
+TEST_F(CtlDaemonTest, UnknownVolumesAreExit5) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"unmap", "rbd/nothing"}, {"logs", "nothing"}, {"expand", "nothing", "1G"}}) {
+    Ran r = Ctl(args);
+    EXPECT_EQ(r.exit, 5) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("nbdkeeperctl list"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(CtlDaemonTest, MapNamesWhatIsMissingBeforeAnyCall) {
+  Ran two_clusters = Ctl({"map", "rbd/img"});
+  EXPECT_EQ(two_clusters.exit, 2) << two_clusters.output;
+  EXPECT_NE(two_clusters.output.find("name one with --cluster"), std::string::npos) << two_clusters.output;
+  Ran no_key = Ctl({"map", "rbd/img", "--cluster", "c1", "--keyfile", dir_ + "/absent.key"});
+  EXPECT_EQ(no_key.exit, 2) << no_key.output;
+  EXPECT_NE(no_key.output.find("--keyfile"), std::string::npos) << no_key.output;
+  Ran bad = Ctl({"map", "rbd"});
+  EXPECT_EQ(bad.exit, 2) << bad.output;
+  EXPECT_EQ(daemon_->WaitReady(1000), true) << "the daemon is still serving";
+}
+
+TEST_F(CtlDaemonTest, ApplyOfNothingPersistedIsQuick) {
+  Ran r = Ctl({"apply"});
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_NE(r.output.find("applied 0 persisted volume(s)"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace nbdk

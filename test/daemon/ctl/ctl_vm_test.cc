@@ -1,0 +1,182 @@
+// nbdkeeperctl on the real kernel and Ceph (runs in the test VM): map with
+// --size, --mount and --persist, list, expand, a killed rbd-nbd healing in
+// `status`, persisted volumes brought back by `apply` after their mapping
+// went away and after a daemon restart, logs, unmap. Prints the captured
+// table and JSON and the time `apply` took.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "test/common/daemon_process.h"
+#include "test/common/vm_command.h"
+#include "test/common/vm_volume.h"
+
+namespace nbdk {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+const std::string kRoot = "/run/nbdk-ctl-vm";
+
+struct Ran {
+  int exit = -1;
+  std::string output;
+};
+
+class CtlVmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ceph_ = vmtest::VmCeph::FromEnv();
+    ASSERT_TRUE(ceph_.complete()) << "run inside the test VM";
+    fs::remove_all(kRoot);
+    fs::create_directories(kRoot + "/mnt");
+    ASSERT_TRUE(vmtest::WriteCephCsiConfig(kRoot + "/ceph-csi.json", "vm", ceph_).ok());
+    std::ofstream(kRoot + "/nbdkeeper.json")
+        << R"({"ceph_csi_config": ")" << kRoot << R"(/ceph-csi.json", "ceph_conf": ")" << ceph_.conf
+        << R"(", "state_dir": ")" << kRoot << R"(/state", "key_dir": ")" << kRoot << R"(/keys", "mount_roots": ")"
+        << kRoot << R"(/mnt"})";
+    daemon_ = std::make_unique<test::DaemonProcess>(NBDKEEPERD_PATH, kRoot);
+    StartDaemon();
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->Stop(SIGTERM);
+  }
+
+  void StartDaemon() {
+    ASSERT_TRUE(daemon_->Start({"--config", kRoot + "/nbdkeeper.json"})) << daemon_->Log();
+    ASSERT_TRUE(daemon_->WaitReady(60000)) << daemon_->Log();
+  }
+
+  Ran Ctl(std::vector<std::string> args) {
+    std::vector<std::string> argv = {NBDKEEPERCTL_PATH, "--config=" + kRoot + "/nbdkeeper.json",
+                                     "--csi-endpoint=" + daemon_->endpoint(),
+                                     "--health=127.0.0.1:" + std::to_string(daemon_->health_port()),
+                                     "--persist-file=" + kRoot + "/volumes.json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = vmtest::RunCommand(argv, true);
+    if (!r.ok()) return {};
+    return {r->exit.code, r->stdout_text};
+  }
+
+  // The `list --json` entry of `image` ("pool/image"); {"state": "absent"}
+  // when there is none.
+  rapidjson::Document Entry(const std::string& image) {
+    rapidjson::Document doc;
+    Ran r = Ctl({"list", "--json"});
+    doc.Parse(r.output.c_str());
+    rapidjson::Document out;
+    out.Parse(R"({"state": "absent", "pid": 0, "restarts": 0})");
+    if (!doc.IsArray()) {
+      ADD_FAILURE() << "list --json: " << r.output;
+      return out;
+    }
+    for (auto& v : doc.GetArray()) {
+      if (v.IsObject() && v.HasMember("image") && v["image"].GetString() == image) out.CopyFrom(v, out.GetAllocator());
+    }
+    return out;
+  }
+
+  std::string Spec(const std::string& image) const { return ceph_.pool + "/" + image; }
+  std::vector<std::string> Auth() const { return {"--cluster", "vm", "--id", ceph_.user}; }
+
+  vmtest::VmCeph ceph_;
+  std::unique_ptr<test::DaemonProcess> daemon_;
+};
+
+uint64_t FsBytes(const std::string& path) {
+  struct statvfs st {};
+  return ::statvfs(path.c_str(), &st) == 0 ? st.f_blocks * st.f_frsize : 0;
+}
+
+TEST_F(CtlVmTest, MapListExpandHealApplyUnmap) {
+  std::string mnt = kRoot + "/mnt/ctl-a";
+  const std::vector<std::string> auth = Auth();
+  std::vector<std::string> map_a = {"map", Spec("ctl-a"), "--size", "64M", "--mount", mnt, "--persist"};
+  map_a.insert(map_a.end(), auth.begin(), auth.end());
+  Ran a = Ctl(map_a);
+  ASSERT_EQ(a.exit, 0) << a.output << daemon_->Log();
+  EXPECT_NE(a.output.find("/dev/nbd"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("mounted at " + mnt), std::string::npos) << a.output;
+  std::ofstream(mnt + "/kept.txt") << "written before everything\n";
+  std::vector<std::string> map_b = {"map", Spec("ctl-b"), "--size", "32M", "--block"};
+  map_b.insert(map_b.end(), auth.begin(), auth.end());
+  Ran b = Ctl(map_b);
+  ASSERT_EQ(b.exit, 0) << b.output;
+
+  Ran table = Ctl({"list"});
+  EXPECT_EQ(table.exit, 0);
+  std::printf("[ list ]\n%s", table.output.c_str());
+  EXPECT_NE(table.output.find(Spec("ctl-a")), std::string::npos);
+  EXPECT_NE(table.output.find(Spec("ctl-b")), std::string::npos);
+  EXPECT_EQ(Entry(Spec("ctl-a"))["state"].GetString(), std::string("Connected"));
+
+  uint64_t before = FsBytes(mnt);
+  Ran grown = Ctl({"expand", "ctl-a", "128M", "--id", ceph_.user});
+  EXPECT_EQ(grown.exit, 0) << grown.output;
+  EXPECT_GT(FsBytes(mnt), before + (32u << 20)) << "the filesystem grew";
+
+  // kill -9 the rbd-nbd: the table shows the heal.
+  int pid = Entry(Spec("ctl-a"))["pid"].GetInt();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  auto deadline = Clock::now() + std::chrono::seconds(90);
+  while (Clock::now() < deadline) {
+    auto e = Entry(Spec("ctl-a"));
+    if (e.HasMember("restarts") && e["restarts"].GetUint() == 1 && e["state"].GetString() == std::string("Connected")) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(Entry(Spec("ctl-a"))["restarts"].GetUint(), 1u);
+  Ran healed = Ctl({"status"});
+  std::printf("[ status after kill -9 ]\n%s", healed.output.c_str());
+  std::printf("[ status --json ]\n%s", Ctl({"status", "--json"}).output.c_str());
+  EXPECT_NE(healed.output.find("s ago"), std::string::npos) << "LAST HEAL shows the re-attach";
+
+  Ran health = Ctl({"health"});
+  EXPECT_EQ(health.exit, 0) << health.output;
+  EXPECT_EQ(Ctl({"logs", "ctl-a"}).exit, 0);
+
+  // The persisted volume's mapping goes away behind the CLI's back (as after
+  // a reboot); `apply` brings it back, data intact.
+  fs::copy_file(kRoot + "/volumes.json", kRoot + "/volumes.json.keep", fs::copy_options::overwrite_existing);
+  Ran unmapped = Ctl({"unmap", mnt});
+  ASSERT_EQ(unmapped.exit, 0) << unmapped.output;
+  EXPECT_EQ(Entry(Spec("ctl-a"))["state"].GetString(), std::string("absent"));
+  fs::copy_file(kRoot + "/volumes.json.keep", kRoot + "/volumes.json", fs::copy_options::overwrite_existing);
+  auto t0 = Clock::now();
+  Ran applied = Ctl({"apply"});
+  double apply_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_EQ(applied.exit, 0) << applied.output;
+  std::printf("[ apply ] %s[ apply ] %.0f ms from the command to the volume mounted\n", applied.output.c_str(),
+              apply_ms);
+  EXPECT_EQ(std::ifstream(mnt + "/kept.txt").good(), true) << "mounted again with its data";
+
+  // A daemon restart: the volumes are adopted; apply finds them mapped.
+  ASSERT_EQ(daemon_->Stop(SIGTERM), 0);
+  StartDaemon();
+  t0 = Clock::now();
+  Ran again = Ctl({"apply"});
+  EXPECT_EQ(again.exit, 0) << again.output;
+  std::printf("[ apply after a daemon restart ] %.0f ms\n",
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  std::string text;
+  std::getline(std::ifstream(mnt + "/kept.txt") >> std::ws, text);
+  EXPECT_EQ(text, "written before everything");
+
+  EXPECT_EQ(Ctl({"unmap", mnt}).exit, 0);
+  EXPECT_EQ(Ctl({"unmap", Spec("ctl-b")}).exit, 0);
+  EXPECT_EQ(Ctl({"list", "--json"}).output, "[]\n");
+  EXPECT_EQ(Ctl({"map", Spec("ctl-missing"), "--cluster", "vm", "--id", ceph_.user}).exit, 5)
+      << "an image that does not exist";
+}
+
+}  // namespace
+}  // namespace nbdk
