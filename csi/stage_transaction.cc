@@ -359,6 +359,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 }  // namespace
 
 void StageVolume(NodeContext& node, StageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   std::make_shared<StageTransaction>(node, std::move(request), std::move(lock), std::move(done))->Start();
 }
 

@@ -22,6 +22,7 @@ StagedVolumes::StagedVolumes(EventLoop& loop, NodeJournal journal)
 StagedVolumes::~StagedVolumes() { *alive_ = false; }
 
 void StagedVolumes::Load(std::function<void(Result<LoadResult>)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   auto result = std::make_shared<Result<LoadResult>>(Status::Internal("journal load did not run"));
   loop_.RunBlocking([journal = journal_, result] { *result = journal->LoadAll(); },
                     [this, alive = alive_, result, done = std::move(done)] {
@@ -34,6 +35,7 @@ void StagedVolumes::Load(std::function<void(Result<LoadResult>)> done) {
 }
 
 Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   if (!locked_.insert(volume_id).second) {
     return Status::Aborted("operation pending for volume " + volume_id);
   }
@@ -52,6 +54,7 @@ std::vector<VolumeRecord> StagedVolumes::All() const {
 }
 
 void StagedVolumes::Put(VolumeRecord record, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   record.updated_ms = NowMs();
   if (record.created_ms == 0) record.created_ms = record.updated_ms;
   auto rec = std::make_shared<VolumeRecord>(std::move(record));
@@ -65,6 +68,7 @@ void StagedVolumes::Put(VolumeRecord record, std::function<void(Status)> done) {
 }
 
 void StagedVolumes::Remove(const std::string& volume_id, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   auto status = std::make_shared<Status>();
   loop_.RunBlocking([journal = journal_, volume_id, status] { *status = journal->Remove(volume_id); },
                     [this, alive = alive_, volume_id, status, done = std::move(done)] {

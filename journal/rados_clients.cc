@@ -1,6 +1,5 @@
 #include "journal/rados_clients.h"
 
-#include <cassert>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,7 +42,7 @@ RadosClients::RadosClients(EventLoop& loop, Connector connector)
 RadosClients::~RadosClients() = default;
 
 void RadosClients::Get(const RadosConfig& config, RadosCluster::ConnectDone done) {
-  assert(state_->loop.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(state_->loop);
   auto fingerprint = std::make_shared<std::optional<Result<std::string>>>();
   // Reading the keyfile is file I/O: off the loop.
   auto read_key = [keyfile = config.keyfile, fingerprint] { fingerprint->emplace(KeyFingerprint(keyfile)); };

@@ -7,7 +7,6 @@
 #include <netlink/socket.h>
 
 #include <algorithm>
-#include <cassert>
 #include <string>
 
 #include "daemon/base/log.h"
@@ -39,7 +38,7 @@ NbdNetlink::~NbdNetlink() {
 }
 
 Result<std::unique_ptr<NbdNetlink>> NbdNetlink::Open(EventLoop& loop) {
-  assert(loop.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop);
   auto sock = ConnectGenlSocket(kCommandTimeout);
   if (!sock.ok()) return sock.status();
   int family = genl_ctrl_resolve(sock->get(), NBD_GENL_FAMILY_NAME);
@@ -83,12 +82,12 @@ Result<std::vector<NbdDeviceStatus>> NbdNetlink::QueryStatus(std::optional<uint3
 }
 
 Result<std::vector<NbdDeviceStatus>> NbdNetlink::Status() {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   return QueryStatus(std::nullopt);
 }
 
 Result<NbdDeviceStatus> NbdNetlink::Status(int index) {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
   auto devices = QueryStatus(static_cast<uint32_t>(index));
   if (!devices.ok()) return devices.status();
@@ -103,7 +102,7 @@ Result<NbdDeviceStatus> NbdNetlink::Status(int index) {
 }
 
 nbdk::Status NbdNetlink::Disconnect(int index) {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
   uint32_t seq = nl_socket_use_seq(command_.get());
   auto request = BuildDisconnectRequest(family_id_, seq, static_cast<uint32_t>(index));
@@ -116,7 +115,7 @@ nbdk::Status NbdNetlink::Disconnect(int index) {
 }
 
 Result<int> NbdNetlink::FindFreeDevice() {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   auto devices = Status();
   if (!devices.ok()) return devices.status();
   std::sort(devices->begin(), devices->end(),
@@ -133,7 +132,7 @@ Result<int> NbdNetlink::FindFreeDevice() {
 }
 
 nbdk::Status NbdNetlink::SubscribeLinkDead(std::function<void(int index)> cb) {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   if (listener_) return nbdk::Status::FailedPrecondition("already subscribed to nbd LINK_DEAD");
   auto sock = ConnectGenlSocket(kCommandTimeout);
   if (!sock.ok()) return sock.status().WithContext("subscribe to nbd LINK_DEAD");

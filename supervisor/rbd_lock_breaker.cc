@@ -2,7 +2,6 @@
 
 #include <rbd/librbd.h>
 
-#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -219,7 +218,7 @@ RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeo
 
 void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
                                         std::function<void(Status)> done) {
-  assert(loop_.IsLoopThread());
+  NBDK_CHECK_LOOP_THREAD(loop_);
   const Clock::time_point start = Clock::now();
   auto out = std::make_shared<BreakOutcome>();
   if (image.pool.empty() || image.image.empty()) {

@@ -36,6 +36,7 @@ void Supervisor::Retire(const std::string& volume_id) {
 }
 
 void Supervisor::Map(MapRequest request, std::function<void(Result<std::string>)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   if (Status s = ValidateMapRequest(request); !s.ok()) {
     done(s);
     return;
@@ -73,6 +74,7 @@ void Supervisor::Map(MapRequest request, std::function<void(Result<std::string>)
 }
 
 void Supervisor::Unmap(const std::string& volume_id, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   Mapping* m = Find(volume_id);
   if (!m) {
     done(Status::Ok());
@@ -82,6 +84,7 @@ void Supervisor::Unmap(const std::string& volume_id, std::function<void(Status)>
 }
 
 void Supervisor::Detach(const std::string& volume_id, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   Mapping* m = Find(volume_id);
   if (!m) {
     done(Status::NotFound("volume " + volume_id + " is not supervised"));
@@ -91,6 +94,7 @@ void Supervisor::Detach(const std::string& volume_id, std::function<void(Status)
 }
 
 Result<Mapping*> Supervisor::AddRestored(AdoptRequest& request) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   NBDK_RETURN_IF_ERROR(ValidateMapRequest(request.map));
   auto index = NbdDeviceIndex(request.device);
   if (!index.ok()) return index.status();
@@ -128,6 +132,7 @@ Status Supervisor::AdoptExpired(AdoptRequest request, std::string reason) {
 }
 
 void Supervisor::OnLinkDead(int index) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   std::string device = "/dev/nbd" + std::to_string(index);
   for (const auto& [id, m] : mappings_) {
     if (m->device() == device) {

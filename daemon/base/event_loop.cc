@@ -1,5 +1,8 @@
 #include "daemon/base/event_loop.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "daemon/base/log.h"
 
 namespace nbdk {
@@ -10,6 +13,11 @@ void EventLoop::LoopDeleter::operator()(uv_loop_t* l) const {
     NBDK_LOG_ERROR("uv_loop_close_failed", {{"error", uv_strerror(rc)}});
   }
   std::default_delete<uv_loop_t>()(l);
+}
+
+void EventLoop::LoopThreadViolation(const char* where) {
+  std::fprintf(stderr, "nbdkeeper: %s called off the loop thread; aborting\n", where);
+  std::abort();
 }
 
 EventLoop::EventLoop() : async_(std::make_unique<uv_async_t>()), loop_thread_(std::this_thread::get_id()) {

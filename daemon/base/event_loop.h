@@ -3,7 +3,8 @@
 //
 // Threading contract (the pattern every RPC and every worker follows):
 //  - Domain objects (mappings, the journal, the health server) are touched
-//    only on the loop thread; they assert it with IsLoopThread().
+//    only on the loop thread; their entry points check it with
+//    NBDK_CHECK_LOOP_THREAD, in every build (a release build included).
 //  - The only door in from another thread (a gRPC handler, a librbd
 //    callback) is Post(fn): a mutex-guarded queue plus uv_async_send. Sends
 //    coalesce, so each wake-up drains the whole queue, in FIFO order.
@@ -45,6 +46,11 @@ class EventLoop {
   void RunBlocking(std::function<void()> work, std::function<void()> done);
 
   bool IsLoopThread() const { return std::this_thread::get_id() == loop_thread_; }
+  // Aborts the process, naming `where`, when not called on the loop thread:
+  // a broken threading contract corrupts state silently otherwise.
+  void CheckLoopThread(const char* where) const {
+    if (!IsLoopThread()) LoopThreadViolation(where);
+  }
 
   // Runs the loop on the calling thread (which becomes the loop thread) until
   // Stop() is called or nothing is left to run.
@@ -61,6 +67,7 @@ class EventLoop {
   uint64_t NowMs() const { return uv_now(loop_.get()); }
 
  private:
+  [[noreturn]] static void LoopThreadViolation(const char* where);
   static void OnAsync(uv_async_t* handle);
   void Drain();
 
@@ -76,6 +83,8 @@ class EventLoop {
   bool accepting_ = true;                    // guarded by mu_
   bool shut_down_ = false;                   // loop thread
 };
+
+#define NBDK_CHECK_LOOP_THREAD(loop) (loop).CheckLoopThread(__PRETTY_FUNCTION__)
 
 // Loop thread only. RunBlocking for work that yields a Status.
 void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done);

@@ -97,3 +97,22 @@ TEST(EventLoopTest, PostAfterShutdownIsDropped) {
 
 }  // namespace
 }  // namespace nbdk
+
+namespace nbdk {
+namespace {
+
+// The threading contract holds in every build: NDEBUG does not turn it off.
+TEST(EventLoopDeathTest, LoopOnlyCallsFromAnotherThreadAbort) {
+  EventLoop loop;
+  EXPECT_DEATH(
+      {
+        std::thread other([&loop] { NBDK_CHECK_LOOP_THREAD(loop); });
+        other.join();
+      },
+      "off the loop thread");
+  NBDK_CHECK_LOOP_THREAD(loop);  // the creating thread is the loop thread until Run()
+  EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+}  // namespace
+}  // namespace nbdk
