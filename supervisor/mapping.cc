@@ -31,7 +31,7 @@ Mapping::Mapping(Env env, MapRequest request)
     : env_(std::move(env)),
       request_(std::move(request)),
       cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
-      log_(env_.loop, env_.config.state_dir + "/logs/" + request_.volume_id + ".log",
+      log_(env_.loop, OutputLogPath(env_.config, request_.volume_id),
            env_.config.output_tail_lines, env_.config.log_file_max_bytes) {
   state_since_ms_ = env_.loop.NowMs();
 }

@@ -78,6 +78,9 @@ void Supervisor::Unmap(const std::string& volume_id, std::function<void(Status)>
     done(Status::Ok());
     return;
   }
+    // Not supervised (never mapped by this daemon run, or its map failed):
+    // a log an earlier run or attempt left goes now.
+    if (ValidateVolumeId(volume_id).ok()) OutputLog::RemoveFile(loop_, OutputLogPath(config_, volume_id));
   m->Unmap(std::move(done));
 }
 

@@ -55,7 +55,9 @@ class Supervisor {
   void Map(MapRequest request, std::function<void(Result<std::string>)> done);
 
   // Planned unmap (never re-attaches). An unknown volume is OK (already
-  // unmapped). Aborted while its map is in flight.
+  // unmapped). Aborted while its map is in flight. The volume's log file
+  // is removed once it is unmapped (also for an unknown volume: an earlier
+  // run's log).
   void Unmap(const std::string& volume_id, std::function<void(Status)> done);
 
   // Planned detach: SIGTERM the server, leaving the device configured.
