@@ -157,6 +157,7 @@ class Mapping {
   uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
 
   std::vector<MapDone> map_waiters_;
+  std::string last_exit_output_;  // stderr tail of the last process that exited
   std::vector<StopDone> stop_waiters_;
   bool unmap_command_done_ = false;  // Unmapping: the unmap command finished
   bool unmap_from_connected_ = false;  // a live server was serving at Unmap
