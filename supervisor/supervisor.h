@@ -79,6 +79,15 @@ class Supervisor {
   Status Reattach(AdoptRequest request, std::string reason);
   Status AdoptExpired(AdoptRequest request, std::string reason);
 
+  // `cb(volume_id, pid)` runs each time a re-attach spawns `rbd-nbd
+  // attach`: that process becomes the server if it connects, and after a
+  // daemon restart only a journaled attach pid is adopted (sysfs still
+  // names the original map; journal/heal_plan.h). Journaled at the spawn,
+  // not at the connect, so a crash in between still finds it.
+  void SetAttachSpawned(std::function<void(const std::string& volume_id, int pid)> cb) {
+    attach_spawned_ = std::move(cb);
+  }
+
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.
   void OnLinkDead(int index);
@@ -109,6 +118,7 @@ class Supervisor {
   LockBreaker& lock_breaker_;
   SupervisorStats stats_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
+  std::function<void(const std::string& volume_id, int pid)> attach_spawned_;
   // Finished mappings, deleted on the next loop turn: they are retired
   // from inside their own callbacks.
   std::vector<std::unique_ptr<Mapping>> retired_;
