@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "journal/node_unique_fd.h"
+#include "daemon/base/unique_fd.h"
 
 namespace nbdk {
 namespace {

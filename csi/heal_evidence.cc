@@ -11,8 +11,12 @@
 #include <future>
 #include <iterator>
 #include <memory>
+#include <sstream>
 #include <thread>
 
+#include <climits>
+
+#include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
 
@@ -32,6 +36,27 @@ bool IsPid(const char* name) {
 std::string_view Basename(std::string_view path) {
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The real and effective uid from /proc/<pid>/status ("Uid:\tR\tE\tS\tF").
+void ReadUids(const std::string& status_path, RbdNbdProcess* p) {
+  std::ifstream in(status_path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("Uid:")) continue;
+    std::istringstream fields(line.substr(4));
+    int64_t real = -1, effective = -1;
+    if (fields >> real >> effective) {
+      p->uid = real;
+      p->euid = effective;
+    }
+    return;
+  }
+}
+
+std::string ReadLink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf));
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
 DeviceIo ReadOnce(const std::string& device) {
@@ -72,7 +97,11 @@ Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_r
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::string> argv = ParseCmdline(raw);
     if (argv.empty() || Basename(argv[0]) != "rbd-nbd") continue;
-    out.push_back({std::atoi(e->d_name), std::move(argv)});
+    RbdNbdProcess p{std::atoi(e->d_name), std::move(argv)};
+    std::string dir = proc_root + "/" + e->d_name;
+    p.exe = ReadLink(dir + "/exe");
+    ReadUids(dir + "/status", &p);
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -83,7 +112,25 @@ Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::st
   auto cookie = ReadNbdBackendCookie(*index, sysfs_root);
   if (!cookie.ok() && cookie.status().code() == Code::kNotFound) return NbdDeviceView{};
   if (!cookie.ok()) return cookie.status();
-  return NbdDeviceView{true, *cookie, DeviceIo::kNotProbed};
+  auto pid = ReadNbdPid(*index, sysfs_root);
+  return NbdDeviceView{true, *cookie, pid.ok() ? *pid : 0, DeviceIo::kNotProbed};
+}
+
+Result<std::string> ResolveExecutable(const std::string& path) {
+  std::string found = path;
+  if (path.find('/') == std::string::npos) {
+    const char* env = std::getenv("PATH");
+    std::istringstream dirs(env ? env : "/usr/bin:/bin");
+    found.clear();
+    for (std::string dir; found.empty() && std::getline(dirs, dir, ':');) {
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + path;
+      if (::access(candidate.c_str(), X_OK) == 0) found = candidate;
+    }
+    if (found.empty()) return Status::NotFound(path + ": not found in PATH");
+  }
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(found.c_str(), nullptr), &std::free);
+  if (!real) return Status::FromErrno(errno, "resolve " + found);
+  return std::string(real.get());
 }
 
 DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms) {
@@ -98,6 +145,10 @@ DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms) {
 std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, const std::string& boot_id,
                                       const HealEvidenceOptions& options) {
   auto processes = ScanRbdNbdProcesses(options.proc_root);
+  auto exe = ResolveExecutable(options.rbd_nbd_path);
+  if (!exe.ok()) NBDK_LOG_WARN("rbd_nbd_unresolved", {{"error", exe.status().message()}});
+  // Unresolved: no /proc exe link can equal "", so nothing is adopted.
+  ServerIdentity identity{exe.ok() ? *exe : "", options.server_uid};
   std::vector<HealPlan> plans(records.size());
   std::vector<NbdDeviceView> views(records.size());
   std::vector<std::future<DeviceIo>> probes(records.size());
@@ -116,7 +167,7 @@ std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, 
       }
       views[i] = *view;
     }
-    plans[i] = PlanHeal(r, boot_id, views[i], *processes);
+    plans[i] = PlanHeal(r, boot_id, views[i], *processes, identity);
     if (plans[i].action == HealAction::kReattach) {
       probes[i] = std::async(std::launch::async, ProbeDeviceIo, r.nbd_device, options.probe_wait_ms);
     }
@@ -124,7 +175,7 @@ std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, 
   for (size_t i = 0; i < records.size(); ++i) {
     if (!probes[i].valid()) continue;
     views[i].io = probes[i].get();
-    plans[i] = PlanHeal(records[i], boot_id, views[i], *processes);
+    plans[i] = PlanHeal(records[i], boot_id, views[i], *processes, identity);
   }
   return plans;
 }

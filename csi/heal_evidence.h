@@ -5,6 +5,9 @@
 // from EventLoop::RunBlocking, never on the loop.
 #pragma once
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +20,12 @@ namespace nbdk {
 struct HealEvidenceOptions {
   std::string proc_root = "/proc";
   std::string sysfs_root = "/sys";
+  // The rbd-nbd the supervisor runs (a bare name is looked up in PATH, as
+  // the spawn does) and the uid its children run as: a server is adopted
+  // only if it matches both (journal/heal_plan.h). The daemon's own uid:
+  // root in production; an unprivileged test's children run as the test.
+  std::string rbd_nbd_path = "rbd-nbd";
+  int64_t server_uid = static_cast<int64_t>(::geteuid());
   // How long a probe read may take before the device counts as waiting
   // for an attach (a kernel past its reattach window fails it at once).
   int probe_wait_ms = 500;
@@ -25,12 +34,19 @@ struct HealEvidenceOptions {
 // /proc/<pid>/cmdline ("a\0b\0") -> {"a", "b"}.
 std::vector<std::string> ParseCmdline(std::string_view raw);
 
-// Every process whose argv[0]'s basename is "rbd-nbd". Processes that exit
-// during the scan are skipped. IoError if `proc_root` cannot be listed.
+// `path` as /proc/<pid>/exe would name it: absolute, symlinks resolved; a
+// name without '/' is searched in $PATH. NotFound when nothing matches.
+Result<std::string> ResolveExecutable(const std::string& path);
+
+// Every process whose argv[0]'s basename is "rbd-nbd", with its exe link
+// and uids (left empty / -1 when unreadable: such a process is never
+// adopted). Processes that exit during the scan are skipped. IoError if
+// `proc_root` cannot be listed.
 Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_root);
 
-// The backend cookie of `device` ("/dev/nbdN"); not configured when sysfs
-// has no backend file. InvalidArgument for a device that is not /dev/nbdN.
+// The backend cookie and connecting pid of `device` ("/dev/nbdN"); not
+// configured when sysfs has no backend file, pid 0 without a readable pid
+// file. InvalidArgument for a device that is not /dev/nbdN.
 Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::string& sysfs_root);
 
 // Reads 4 KiB at offset 0 with O_DIRECT on a thread of its own and waits up

@@ -10,6 +10,8 @@
 
 #include <cerrno>
 
+#include "daemon/base/regular_file.h"
+
 namespace nbdk {
 namespace {
 
@@ -180,11 +182,11 @@ Status WriteStash(const std::string& staging_target_path, const ImageMetaStash& 
 
 Result<ImageMetaStash> ReadStash(const std::string& staging_target_path) {
   std::string path = StashPath(staging_target_path);
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ELOOP) return Status::Corruption(path + ": is a symlink");
-    return Status::FromErrno(errno, "read stash " + path);
-  }
+  // A symlink or FIFO planted at the path is Corruption; a missing file is
+  // NotFound.
+  Result<UniqueFd> opened = OpenRegularFile(path, O_RDONLY | O_NOFOLLOW);
+  if (!opened.ok()) return opened.status().WithContext("read stash");
+  UniqueFd fd = std::move(opened).value();
   std::string text;
   char buf[4096];
   for (;;) {

@@ -168,6 +168,14 @@ const std::vector<Setting>& Settings() {
          c->break_dead_locks = v == "true";
          return Status::Ok();
        }},
+      {"status_output", false, "true or false (default): /status shows each mapping's recent rbd-nbd output",
+       [](Config* c, std::string_view v) {
+         if (v != "true" && v != "false") {
+           return Status::InvalidArgument("'" + std::string(v) + "' is not one of true, false");
+         }
+         c->status_shows_output = v == "true";
+         return Status::Ok();
+       }},
       {"on_stop", false, "leave (children keep serving) or detach",
        [](Config* c, std::string_view v) {
          if (v == "leave") {

@@ -51,6 +51,9 @@ struct Config {
   // Break a dead rbd-nbd's exclusive lock before re-attaching (see
   // supervisor/rbd_lock_breaker.h for when a lock counts as ours).
   bool break_dead_locks = true;
+  // /status also shows each mapping's recent rbd-nbd output (off: it is
+  // raw process output; the per-volume log under state_dir keeps it).
+  bool status_shows_output = false;
 };
 
 // What the command line asked for besides a Config.

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "csi/attach_pid_journal.h"
 #include "csi/controller_service.h"
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
@@ -108,7 +109,7 @@ class Daemon {
     NBDK_RETURN_IF_ERROR(StartNode());
 
     view_.write_volumes = [this](rapidjson::Writer<rapidjson::StringBuffer>& w) {
-      WriteVolumesJson(*volumes_, supervisor_, w);
+      WriteVolumesJson(*volumes_, supervisor_, config_.status_shows_output, w);
     };
     InstallStatusPages(*health_, metrics_, view_);
     AddSupervisorMetrics(metrics_, supervisor_, *volumes_);
@@ -156,6 +157,7 @@ class Daemon {
       if (devices.ok()) options.max_volumes = static_cast<int64_t>(devices->size());
     }
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, options});
+    attach_pids_ = std::make_unique<AttachPidJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
     controller_service_ =
         std::make_unique<ControllerService>(env_, rados_, ControllerOptions{options.key_dir, options.resolve});
@@ -172,7 +174,9 @@ class Daemon {
     NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()},
                                      {"quarantined", loaded->quarantined.size()}});
     notifier_->SetStatus("healing " + std::to_string(loaded->records.size()) + " journaled volume(s)");
-    HealVolumes(*node_, HealOptions{}, [this](const HealSummary&) {
+    HealOptions heal;
+    heal.evidence.rbd_nbd_path = config_.rbd_nbd_path;
+    HealVolumes(*node_, heal, [this](const HealSummary&) {
       if (stopping_) return;
       ready_ = true;
       node_->healed = true;
@@ -223,6 +227,7 @@ class Daemon {
   void Close() {
     if (stopper_.joinable()) stopper_.join();
     csi_.reset();
+    attach_pids_.reset();
     supervisor_.ReleaseAll();
     netlink_.reset();
     health_.reset();
@@ -241,6 +246,7 @@ class Daemon {
   std::unique_ptr<NbdNetlink> netlink_;
   std::unique_ptr<StagedVolumes> volumes_;
   std::unique_ptr<NodeContext> node_;
+  std::unique_ptr<AttachPidJournal> attach_pids_;
   std::unique_ptr<NodeService> node_service_;
   std::unique_ptr<ControllerService> controller_service_;
   std::unique_ptr<HealthServer> health_;

@@ -1,6 +1,7 @@
 #include "daemon/health_server.h"
 
 #include <http_parser.h>
+#include <sys/socket.h>
 
 #include "daemon/base/log.h"
 
@@ -41,7 +42,7 @@ std::string SerializeHttpResponse(const HttpResponse& r, bool head_only) {
 // One accepted client: reads one request, writes one response, closes.
 class HealthServer::Connection {
  public:
-  Connection(HealthServer& server) : server_(server), idle_(server.loop_) {
+  Connection(HealthServer& server, uint64_t order) : server_(server), order_(order), read_deadline_(server.loop_), write_deadline_(server.loop_) {
     uv_tcp_init(server.loop_.uv(), tcp_.handle());
     tcp_.MarkInitialized();
     tcp_.state().conn = this;
@@ -60,9 +61,11 @@ class HealthServer::Connection {
   ~Connection() { tcp_.state().conn = nullptr; }
 
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(tcp_.handle()); }
+  uint64_t order() const { return order_; }
+  bool responded() const { return responded_; }
 
   void Start() {
-    idle_.Start(server_.options_.idle_timeout_ms, 0, [this] { Respond(Plain(408, "idle timeout\n"), false); });
+    read_deadline_.Start(server_.options_.idle_timeout_ms, 0, [this] { Respond(Plain(408, "idle timeout\n"), false); });
     uv_read_start(
         stream(),
         [](uv_handle_t* h, size_t, uv_buf_t* buf) {
@@ -112,8 +115,9 @@ class HealthServer::Connection {
 
   void Respond(const HttpResponse& response, bool head_only) {
     responded_ = true;
-    idle_.Stop();
+    read_deadline_.Stop();
     uv_read_stop(stream());
+    write_deadline_.Start(server_.options_.write_timeout_ms, 0, [this] { ResetSlowReader(); });
     auto w = std::make_unique<WriteReq>();
     w->data = SerializeHttpResponse(response, head_only);
     uv_buf_t buf = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
@@ -129,9 +133,24 @@ class HealthServer::Connection {
     }
   }
 
+  // The client did not take its response in time: close with a reset
+  // (SO_LINGER 0), so the kernel drops the unsent rest instead of keeping
+  // it queued for a client that does not read.
+  void ResetSlowReader() {
+    NBDK_LOG_WARN("health_write_timeout", {{"ms", server_.options_.write_timeout_ms}});
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(tcp_.handle()), &fd) == 0) {
+      linger reset{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    }
+    server_.Finish(this);
+  }
+
   HealthServer& server_;
+  uint64_t order_;
   OwnedHandle<uv_tcp_t, TcpState> tcp_;
-  Timer idle_;
+  Timer read_deadline_;   // for the whole request
+  Timer write_deadline_;  // for the whole response
   http_parser parser_{};
   http_parser_settings settings_{};
   std::string url_;
@@ -172,15 +191,25 @@ Status HealthServer::Listen(const HostPort& address) {
 }
 
 void HealthServer::OnConnection() {
-  auto conn = std::make_unique<Connection>(*this);
+  auto conn = std::make_unique<Connection>(*this, ++accepted_);
   if (uv_accept(reinterpret_cast<uv_stream_t*>(listener_.handle()), conn->stream()) != 0) return;
-  if (connections_.size() >= options_.max_connections) {
-    NBDK_LOG_WARN("health_connection_rejected", {{"open", connections_.size()}});
-    return;  // destroying conn closes the socket
-  }
+  if (connections_.size() >= options_.max_connections) EvictOne();
   Connection* raw = conn.get();
   connections_[raw] = std::move(conn);
   raw->Start();
+}
+
+void HealthServer::EvictOne() {
+  Connection* oldest_waiting = nullptr;
+  Connection* oldest = nullptr;
+  for (const auto& [raw, conn] : connections_) {
+    if (!oldest || raw->order() < oldest->order()) oldest = raw;
+    if (!raw->responded() && (!oldest_waiting || raw->order() < oldest_waiting->order())) oldest_waiting = raw;
+  }
+  Connection* victim = oldest_waiting ? oldest_waiting : oldest;
+  if (!victim) return;
+  NBDK_LOG_WARN("health_connection_evicted", {{"open", connections_.size()}, {"waiting", victim == oldest_waiting}});
+  Finish(victim);
 }
 
 void HealthServer::Finish(Connection* conn) { connections_.erase(conn); }

@@ -6,6 +6,16 @@
 // "Connection: close"). GET (and HEAD) only: other methods get 405, unknown
 // paths 404, requests over the size limit or that do not parse 400, and a
 // connection idle past the timeout is closed. Parsing is http_parser's.
+//
+// No client can hold the endpoint: a request must arrive within
+// idle_timeout_ms and its response must be taken within write_timeout_ms
+// (a client that never reads is reset, dropping what it did not take).
+// When all max_connections slots are taken, a new connection evicts the
+// oldest one still waiting for its request (else the oldest of all): a
+// probe's request arrives within milliseconds of its accept, so the oldest
+// waiting connection is the one least likely to be a probe, and /healthz
+// and /readyz are still answered under a flood of idle connections. A
+// reserved slot would not be enough: the flood would take it too.
 // Loop thread only.
 #pragma once
 
@@ -33,6 +43,7 @@ class HealthServer {
   struct Options {
     size_t max_request_bytes = 8192;
     uint64_t idle_timeout_ms = 10000;
+    uint64_t write_timeout_ms = 10000;
     size_t max_connections = 512;
   };
   using Handler = std::function<HttpResponse()>;
@@ -57,6 +68,9 @@ class HealthServer {
   };
 
   void OnConnection();
+  // Closes the oldest connection still reading its request, else the
+  // oldest of all, to make room for a new one.
+  void EvictOne();
   void Finish(Connection* conn);
   HttpResponse Dispatch(int method, const std::string& url) const;
 
@@ -65,6 +79,7 @@ class HealthServer {
   std::map<std::string, Handler> routes_;
   OwnedHandle<uv_tcp_t, ListenState> listener_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
+  uint64_t accepted_ = 0;  // numbers connections in accept order
   int port_ = 0;
 };
 

@@ -11,7 +11,7 @@ void String(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, cons
   w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
 }
 
-void WriteMapping(const MappingSnapshot& s, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w) {
   String(w, "state", std::string(MappingStateName(s.state)));
   String(w, "reason", s.reason);
   w.Key("seconds_in_state");
@@ -39,6 +39,8 @@ void WriteMapping(const MappingSnapshot& s, rapidjson::Writer<rapidjson::StringB
     w.Double(static_cast<double>(*s.reattach_ms_left) / 1000.0);
   }
   String(w, "log", s.log_path);
+  if (!show_output) return;
+  String(w, "last_exit_output", s.last_exit_output);
   w.Key("output_tail");
   w.StartArray();
   for (const std::string& line : s.output_tail) w.String(line.c_str());
@@ -47,7 +49,7 @@ void WriteMapping(const MappingSnapshot& s, rapidjson::Writer<rapidjson::StringB
 
 }  // namespace
 
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor,
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, bool show_output,
                       rapidjson::Writer<rapidjson::StringBuffer>& w) {
   std::map<std::string, MappingSnapshot> mappings;
   for (MappingSnapshot& s : supervisor.Snapshots()) mappings[s.volume_id] = std::move(s);
@@ -65,7 +67,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     w.EndArray();
     auto it = mappings.find(r.volume_id);
     if (it != mappings.end()) {
-      WriteMapping(it->second, w);
+      WriteMapping(it->second, show_output, w);
       mappings.erase(it);
     } else {
       String(w, "state", "Unmapped");
@@ -79,7 +81,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     String(w, "volume_id", id);
     String(w, "image", s.image);
     String(w, "journal_state", "");
-    WriteMapping(s, w);
+    WriteMapping(s, show_output, w);
     w.EndObject();
   }
   w.EndArray();

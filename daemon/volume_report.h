@@ -12,8 +12,11 @@
 namespace nbdk {
 
 // Writes the "volumes" JSON array: volume id, image, state, device, pid,
-// cookie, restarts, last exit, time in state, targets and output tail.
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor,
+// cookie, restarts, last exit, time in state, targets and the log's path.
+// rbd-nbd's own output (output_tail, last_exit_output) only with
+// `show_output`: it is raw text from a process reading cluster and image
+// metadata, and the health port may be reachable by more than root.
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, bool show_output,
                       rapidjson::Writer<rapidjson::StringBuffer>& w);
 
 // Registers the supervisor's counters, transitions and state gauges.

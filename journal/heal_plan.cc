@@ -40,8 +40,32 @@ bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record) {
   return cookie && std::find(argv.begin() + 2, argv.end(), image) != argv.end();
 }
 
+std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const NbdDeviceView& device,
+                            const ServerIdentity& expected) {
+  std::string who = "pid " + std::to_string(p.pid);
+  // " (deleted)": a package upgrade replaced the binary under the running
+  // server; only root can write where the configured binary lives.
+  if (p.exe != expected.exe && p.exe != expected.exe + " (deleted)") {
+    return who + " runs '" + p.exe + "', not " + expected.exe;
+  }
+  if (p.uid != expected.uid || p.euid != expected.uid) {
+    return who + " runs as uid " + std::to_string(p.uid) + "/" + std::to_string(p.euid) + ", not " +
+           std::to_string(expected.uid);
+  }
+  if (p.argv[1] == "map") {
+    if (p.pid == device.pid) return "";
+    return who + " is a map but " + r.nbd_device + " was connected by pid " + std::to_string(device.pid);
+  }
+  // An attach: sysfs still names the original map (see the top of heal_plan.h).
+  if (p.pid != r.rbd_nbd_pid) return who + " is an attach, not the journaled pid " + std::to_string(r.rbd_nbd_pid);
+  for (size_t i = 2; i + 1 < p.argv.size(); ++i) {
+    if (p.argv[i] == "--device" && p.argv[i + 1] == r.nbd_device) return "";
+  }
+  return who + " is an attach without --device " + r.nbd_device;
+}
+
 HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const NbdDeviceView& device,
-                  const std::vector<RbdNbdProcess>& processes) {
+                  const std::vector<RbdNbdProcess>& processes, const ServerIdentity& expected) {
   const std::string& dev = record.nbd_device;
   if (record.state != "staged") {
     // A NodeStage cut short by the crash: kubelet retries it, and a retried
@@ -60,8 +84,13 @@ HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const Nb
             dev + " now has backend cookie '" + device.backend_cookie + "', not '" + record.cookie + "'"};
   }
   int chosen = 0;
+  std::string refused;  // "; not adopted: ..." for the reason
   for (const RbdNbdProcess& p : processes) {
     if (!ServesRecord(p, record)) continue;
+    if (std::string problem = IdentityProblem(p, record, device, expected); !problem.empty()) {
+      refused += (refused.empty() ? "; not adopted: " : "; ") + problem;
+      continue;
+    }
     if (chosen == 0 || p.pid == record.rbd_nbd_pid) chosen = p.pid;
   }
   if (chosen != 0) {
@@ -71,14 +100,15 @@ HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const Nb
   switch (device.io) {
     case DeviceIo::kFailsAtOnce:
       return {HealAction::kExpired, 0,
-              dev + " fails IO at once: the kernel's reattach window passed; a re-attach would hide lost writes"};
+              dev + " fails IO at once: the kernel's reattach window passed; a re-attach would hide lost writes" +
+                  refused};
     case DeviceIo::kServes:
-      return {HealAction::kUnknownServer, 0, dev + " serves IO but no rbd-nbd with cookie " + record.cookie +
-                                                 " runs; left alone"};
+      return {HealAction::kUnknownServer, 0, dev + " serves IO but no rbd-nbd of ours with cookie " + record.cookie +
+                                                 " runs; left alone" + refused};
     default:
       return {HealAction::kReattach, 0,
               "no rbd-nbd serves " + dev + " (journaled pid " + std::to_string(record.rbd_nbd_pid) +
-                  "); the kernel still holds it with our cookie"};
+                  "); the kernel still holds it with our cookie" + refused};
   }
 }
 

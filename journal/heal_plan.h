@@ -9,9 +9,18 @@
 //    (rbd-nbd --cookie, the volume id); absent when it is not configured;
 //  - live rbd-nbd processes from /proc/<pid>/cmdline: one serves our device
 //    only if its argv carries `--cookie <record.cookie>` and the record's
-//    image. The recorded pid alone is never trusted (pids are reused), and
-//    /sys/block/nbdN/pid is never read (it keeps the ORIGINAL map pid
-//    forever, even after a re-attach by another process);
+//    image. The recorded pid alone is never trusted (pids are reused);
+//  - and before one is adopted (watched, later signalled), its identity:
+//    /proc/<pid>/exe is the configured rbd-nbd, it runs as the daemon's
+//    uid (root in production; children inherit it, and anyone else's
+//    process is not ours to signal), and it is the device's server:
+//    a `map` must be the pid in /sys/block/nbdN/pid (the kernel records
+//    the connecting process there, rbd-nbd connects from its main thread);
+//    an `attach` never is - that file keeps the ORIGINAL map's pid after
+//    a re-attach (netlink/nbd_sysfs.h) - so an attach must be the
+//    journaled pid (the journal records each attach it spawns) and name
+//    the record's device with --device. A process failing any of this is
+//    neither adopted nor signalled; the plan's reason says why;
 //  - a probe read of the device (only when nobody serves it): the kernel
 //    fails IO at once only after the reattach window passed with IO
 //    waiting, and then a re-attach would hide damage already done (ext4
@@ -19,6 +28,7 @@
 //    the window, or was idle through it: a re-attach is safe either way.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +41,15 @@ namespace nbdk {
 struct RbdNbdProcess {
   int pid = 0;
   std::vector<std::string> argv;
+  std::string exe;    // /proc/<pid>/exe's target; empty when unreadable
+  int64_t uid = -1;   // real uid (/proc/<pid>/status); -1 when unreadable
+  int64_t euid = -1;  // effective uid
+};
+
+// What an rbd-nbd this daemon started looks like in /proc.
+struct ServerIdentity {
+  std::string exe;  // the configured rbd-nbd, an absolute path without links
+  int64_t uid = 0;  // the daemon's own uid, which its children inherit
 };
 
 // What a probe read of the device showed.
@@ -45,6 +64,7 @@ enum class DeviceIo {
 struct NbdDeviceView {
   bool configured = false;     // /sys/block/nbdN/backend exists
   std::string backend_cookie;  // its content when configured
+  int pid = 0;                 // /sys/block/nbdN/pid; 0 when absent
   DeviceIo io = DeviceIo::kNotProbed;
 };
 
@@ -71,12 +91,18 @@ std::string_view HealActionName(HealAction action);
 // followed by record.cookie and the image "pool/[ns/]image" is an argument.
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record);
 
+// Why `process`, which ServesRecord, must not be adopted (see the top of
+// this file); empty when its identity holds.
+std::string IdentityProblem(const RbdNbdProcess& process, const VolumeRecord& record, const NbdDeviceView& device,
+                            const ServerIdentity& expected);
+
 // The decision, in this order: not staged -> kSkip; other boot ->
 // kStaleBoot; device not configured with record.cookie -> kExpired; a live
-// rbd-nbd for the record (the recorded pid preferred when several) ->
-// kAdopt; device.io kFailsAtOnce -> kExpired, kServes -> kUnknownServer;
-// otherwise kReattach.
+// rbd-nbd for the record whose identity holds (the recorded pid preferred
+// when several) -> kAdopt; device.io kFailsAtOnce -> kExpired, kServes ->
+// kUnknownServer; otherwise kReattach. Servers refused for their identity
+// are named in the reason.
 HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const NbdDeviceView& device,
-                  const std::vector<RbdNbdProcess>& processes);
+                  const std::vector<RbdNbdProcess>& processes, const ServerIdentity& expected);
 
 }  // namespace nbdk

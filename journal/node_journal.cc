@@ -14,7 +14,8 @@
 #include "daemon/base/log.h"
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
-#include "journal/node_unique_fd.h"
+#include "daemon/base/regular_file.h"
+#include "daemon/base/unique_fd.h"
 
 namespace nbdk {
 namespace {
@@ -43,12 +44,11 @@ Result<std::vector<std::string>> ListDir(const std::string& dir) {
 }
 
 // The whole file, refusing more than one maximal frame.
+// A symlink or FIFO planted in the journal is Corruption (quarantined).
 Result<std::string> ReadRecordFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return Status::FromErrno(errno, "open");
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat");
-  if (!S_ISREG(st.st_mode)) return Status::Corruption("not a regular file");
+  Result<UniqueFd> opened = OpenRegularFile(path, O_RDONLY | O_NOFOLLOW);
+  if (!opened.ok()) return opened.status();
+  UniqueFd fd = std::move(opened).value();
   constexpr size_t kLimit = kRecordFrameHeaderSize + kMaxRecordPayload;
   std::string data;
   char buf[8192];
@@ -123,8 +123,9 @@ struct NodeJournal::State {
   Status WriteRecord(const std::string& name, const std::string& frame) {
     std::string path = PathOf(name);
     std::string tmp = path + std::string(kTempSuffix);
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid()) return Status::FromErrno(errno, "create " + tmp);
+    Result<UniqueFd> opened = OpenRegularFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
+    if (!opened.ok()) return opened.status().WithContext("create " + tmp);
+    UniqueFd fd = std::move(opened).value();
     Status s = fs->WriteAll(fd.get(), frame, tmp);
     if (s.ok()) s = Fsync(fd.get(), tmp);
     fd.Reset();
@@ -175,8 +176,9 @@ Result<NodeJournal> NodeJournal::Open(std::string dir, JournalFs& fs) {
   state->dir_fd = UniqueFd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!state->dir_fd.valid()) return Status::FromErrno(errno, "open journal directory " + d);
   std::string lock = state->PathOf(kLockName);
-  state->lock_fd = UniqueFd(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!state->lock_fd.valid()) return Status::FromErrno(errno, "open " + lock);
+  Result<UniqueFd> lock_fd = OpenRegularFile(lock, O_RDWR | O_CREAT | O_NOFOLLOW);
+  if (!lock_fd.ok()) return lock_fd.status();
+  state->lock_fd = std::move(lock_fd).value();
   if (::flock(state->lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
       return Status::Unavailable("journal " + d + " is in use: another process holds " + lock +

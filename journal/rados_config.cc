@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <functional>
 
+#include "daemon/base/regular_file.h"
+
 namespace nbdk {
 namespace {
 
@@ -94,13 +96,12 @@ Result<std::string> KeyFingerprint(const std::string& keyfile) {
   // A cephx key file holds ~40 base64 characters; anything big is not one.
   constexpr size_t kMaxKeyfileBytes = 4096;
   NBDK_RETURN_IF_ERROR(CheckReadableFile("keyfile", keyfile));
-  int fd = open(keyfile.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return Status::FromErrno(errno, "keyfile " + keyfile + ": cannot open");
+  // Opened again (a FIFO swapped in after the check must not block either).
+  Result<UniqueFd> fd = OpenRegularFile(keyfile, O_RDONLY);
+  if (!fd.ok()) return fd.status().WithContext("keyfile");
   std::string content(kMaxKeyfileBytes + 1, '\0');
-  ssize_t n = read(fd, content.data(), content.size());
-  int err = errno;
-  close(fd);
-  if (n < 0) return Status::FromErrno(err, "keyfile " + keyfile + ": cannot read");
+  ssize_t n = read(fd->get(), content.data(), content.size());
+  if (n < 0) return Status::FromErrno(errno, "keyfile " + keyfile + ": cannot read");
   if (static_cast<size_t>(n) > kMaxKeyfileBytes) {
     return Status::InvalidArgument("keyfile " + keyfile + ": larger than " + std::to_string(kMaxKeyfileBytes) +
                                    " bytes, not a cephx key file");

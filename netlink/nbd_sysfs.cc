@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 
@@ -52,6 +53,22 @@ Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
   if (errno == ENOENT) return false;
   return Status::FromErrno(errno, "stat " + path).WithContext("is nbd" + std::to_string(index) +
                                                                " in use");
+}
+
+Result<int> ReadNbdPid(int index, const std::string& sysfs_root) {
+  NBDK_RETURN_IF_ERROR(CheckIndex(index));
+  const std::string path = DeviceFile(index, sysfs_root, "pid");
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "re"));
+  if (!file) return Status::FromErrno(errno, "read " + path);
+  char buf[32] = {};
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, file.get());
+  std::string text(buf, n);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  bool digits = !text.empty() && text.size() <= 10 &&
+                std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  long long pid = digits ? std::stoll(text) : 0;
+  if (pid <= 0 || pid > INT32_MAX) return Status::InvalidArgument(path + ": '" + text + "' is not a pid");
+  return static_cast<int>(pid);
 }
 
 Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const std::string& sysfs_root) {

@@ -31,7 +31,7 @@ Mapping::Mapping(Env env, MapRequest request)
     : env_(std::move(env)),
       request_(std::move(request)),
       cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
-      log_(env_.loop, env_.config.state_dir + "/logs/" + request_.volume_id + ".log",
+      log_(env_.loop, OutputLogPath(env_.config, request_.volume_id),
            env_.config.output_tail_lines, env_.config.log_file_max_bytes) {
   state_since_ms_ = env_.loop.NowMs();
 }
@@ -169,12 +169,20 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
                                    {"role", child_role_},
                                    {"pid", pid},
                                    {"how", how},
+                                   {"stderr_tail", stderr_tail},
                                    {"state", MappingStateName(state_)}});
-  std::string detail = (killed ? *killed + " (" + how + ")" : how) + (stderr_tail.empty() ? "" : ": " + stderr_tail);
+  // The stderr tail is rbd-nbd's raw output: it goes into the map's error
+  // (the caller's answer) and last_exit_output, never into the state reason
+  // that /status publishes by default.
+  std::string detail = killed ? *killed + " (" + how + ")" : how;
+  last_exit_output_ = stderr_tail;
   switch (state_) {
     case MappingState::kMapping:
-      FailMap(killed ? Status::DeadlineExceeded("rbd-nbd map " + request_.image.Path() + " " + detail)
-                     : Status::Unavailable("rbd-nbd map " + request_.image.Path() + " " + detail));
+    {
+      std::string what = "rbd-nbd map " + request_.image.Path() + " " + detail +
+                         (stderr_tail.empty() ? "" : ": " + stderr_tail);
+      FailMap(killed ? Status::DeadlineExceeded(what) : Status::Unavailable(what));
+    }
       break;
     case MappingState::kConnected:
       OnDeath("server pid " + std::to_string(pid) + " " + detail);
@@ -271,6 +279,7 @@ MappingSnapshot Mapping::Snapshot() const {
   s.attach_attempts = attempts_;
   s.last_exit_status = last_exit_status_;
   s.last_term_signal = last_term_signal_;
+  s.last_exit_output = last_exit_output_;
   if (state_ == MappingState::kDead || state_ == MappingState::kReattaching) {
     uint64_t now = env_.loop.NowMs();
     s.reattach_ms_left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;

@@ -48,6 +48,9 @@ class Mapping {
     // Called on reaching Unmapped or Failed, before the user's callback;
     // the Supervisor forgets the mapping (deferred delete).
     std::function<void(const std::string& volume_id)> on_final;
+    // Called with the pid of each `rbd-nbd attach` spawned (see
+    // Supervisor::SetAttachSpawned).
+    std::function<void(const std::string& volume_id, int pid)> on_attach_spawned;
   };
   using MapDone = std::function<void(Result<std::string>)>;
   using StopDone = std::function<void(Status)>;
@@ -154,6 +157,7 @@ class Mapping {
   uint32_t restarts_ = 0;
   std::optional<int64_t> last_exit_status_;
   int last_term_signal_ = 0;
+  std::string last_exit_output_;  // stderr tail of the last process that exited
   uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
 
   std::vector<MapDone> map_waiters_;

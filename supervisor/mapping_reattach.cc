@@ -64,6 +64,7 @@ void Mapping::SpawnAttach() {
     OnAttachFailed("spawn rbd-nbd attach: " + s.message());
     return;
   }
+  env_.on_attach_spawned(request_.volume_id, ServerPid());
   uint64_t now = env_.loop.NowMs();
   uint64_t left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;
   uint64_t limit = std::min(env_.config.map_deadline_ms, left);

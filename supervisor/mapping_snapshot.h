@@ -26,6 +26,9 @@ struct MappingSnapshot {
   // status is unknowable (adopted).
   std::optional<int64_t> last_exit_status;
   int last_term_signal = 0;
+  // The last lines that process wrote to stderr (raw rbd-nbd output, like
+  // output_tail: /status shows neither unless configured to).
+  std::string last_exit_output;
   // Dead/Reattaching: ms left before attempts stop (0: already past).
   std::optional<uint64_t> reattach_ms_left;
   std::vector<std::string> output_tail;  // oldest first

@@ -142,6 +142,9 @@ void Mapping::MaybeFinishStop() {
 void Mapping::FinishStop(MappingState to, Status status, std::string reason) {
   CancelTimers();
   Transition(to, std::move(reason));
+  // An unmapped volume leaves no log behind; a detached one is still
+  // staged and its log stays.
+  if (to == MappingState::kUnmapped && !detaching_) log_.Remove();
   env_.on_final(request_.volume_id);
   std::vector<StopDone> waiters = std::move(stop_waiters_);
   stop_waiters_.clear();

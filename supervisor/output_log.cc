@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "daemon/base/log.h"
+#include "daemon/base/regular_file.h"
 #include "daemon/base/status.h"
 
 namespace nbdk {
@@ -34,22 +35,20 @@ std::string UtcTimestamp() {
 Status AppendToFile(const std::string& path, const std::string& data, size_t max_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  Result<UniqueFd> fd = OpenRegularFile(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0640);
+  if (!fd.ok()) return fd.status();
   size_t off = 0;
-  Status status;
   while (off < data.size()) {
-    ssize_t n = write(fd, data.data() + off, data.size() - off);
+    ssize_t n = write(fd->get(), data.data() + off, data.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      status = Status::FromErrno(errno, "write " + path);
-      break;
+      return Status::FromErrno(errno, "write " + path);
     }
     off += static_cast<size_t>(n);
   }
-  close(fd);
-  if (status.ok()) OutputLog::TrimFile(path, max_bytes, max_bytes / 2);
-  return status;
+  fd->Reset();
+  OutputLog::TrimFile(path, max_bytes, max_bytes / 2);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -68,6 +67,7 @@ void OutputLog::Append(std::string_view source, std::string_view line) {
     tail_.push_back(tagged);
     while (tail_.size() > tail_lines_) tail_.pop_front();
   }
+  if (shared_->removed) return;
   shared_->pending += UtcTimestamp() + " " + tagged + "\n";
   if (!shared_->flushing) Flush(loop_, shared_);
 }
@@ -84,6 +84,7 @@ void OutputLog::Flush(EventLoop& loop, std::shared_ptr<Shared> shared) {
       },
       [&loop, shared, result] {
         shared->flushing = false;
+        if (shared->removed) return RemoveFile(loop, shared->path);
         if (!result->ok() && !shared->failing) {
           NBDK_LOG_WARN("output_log_write_failed", {{"path", shared->path}, {"error", result->message()}});
         }
@@ -92,23 +93,41 @@ void OutputLog::Flush(EventLoop& loop, std::shared_ptr<Shared> shared) {
       });
 }
 
+void OutputLog::Remove() {
+  shared_->removed = true;
+  shared_->pending.clear();
+  if (!shared_->flushing) RemoveFile(loop_, shared_->path);
+}
+
+void OutputLog::RemoveFile(EventLoop& loop, const std::string& path) {
+  auto error = std::make_shared<std::string>();
+  loop.RunBlocking(
+      [path, error] {
+        for (const std::string& p : {path, path + ".tmp"}) {
+          if (unlink(p.c_str()) != 0 && errno != ENOENT) *error = Status::FromErrno(errno, "remove " + p).message();
+        }
+      },
+      [path, error] {
+        if (!error->empty()) NBDK_LOG_WARN("output_log_remove_failed", {{"path", path}, {"error", *error}});
+      });
+}
+
 void OutputLog::TrimFile(const std::string& path, size_t max_bytes, size_t keep_bytes) {
+  Result<UniqueFd> in = OpenRegularFile(path, O_RDONLY | O_NOFOLLOW);
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || static_cast<size_t>(st.st_size) <= max_bytes) return;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (!in.ok() || fstat(in->get(), &st) != 0 || static_cast<size_t>(st.st_size) <= max_bytes) return;
   std::string tail(keep_bytes, '\0');
-  ssize_t n = pread(fd, tail.data(), keep_bytes, st.st_size - static_cast<off_t>(keep_bytes));
-  close(fd);
+  ssize_t n = pread(in->get(), tail.data(), keep_bytes, st.st_size - static_cast<off_t>(keep_bytes));
   if (n < 0) return;
   tail.resize(static_cast<size_t>(n));
   // Start at a line boundary so the file never begins with half a line.
   if (size_t nl = tail.find('\n'); nl != std::string::npos) tail.erase(0, nl + 1);
   std::string tmp = path + ".tmp";
-  int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (out < 0) return;
-  bool ok = write(out, tail.data(), tail.size()) == static_cast<ssize_t>(tail.size());
-  close(out);
+  Result<UniqueFd> out = OpenRegularFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0640);
+  if (!out.ok()) return;
+  bool ok = write(out->get(), tail.data(), tail.size()) == static_cast<ssize_t>(tail.size());
+  out->Reset();
+  // rename() replaces whatever entry is at `path`; it never follows it.
   if (ok) {
     rename(tmp.c_str(), path.c_str());
   } else {

@@ -15,7 +15,10 @@ Supervisor::~Supervisor() {
 }
 
 std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
-  Mapping::Env env{loop_, config_, lock_breaker_, stats_, [this](const std::string& id) { Retire(id); }};
+  Mapping::Env env{loop_, config_, lock_breaker_, stats_, [this](const std::string& id) { Retire(id); },
+                   [this](const std::string& id, int pid) {
+                     if (attach_spawned_) attach_spawned_(id, pid);
+                   }};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
 }
 
@@ -77,6 +80,9 @@ void Supervisor::Unmap(const std::string& volume_id, std::function<void(Status)>
   NBDK_CHECK_LOOP_THREAD(loop_);
   Mapping* m = Find(volume_id);
   if (!m) {
+    // Not supervised (never mapped by this daemon run, or its map failed):
+    // a log an earlier run or attempt left goes now.
+    if (ValidateVolumeId(volume_id).ok()) OutputLog::RemoveFile(loop_, OutputLogPath(config_, volume_id));
     done(Status::Ok());
     return;
   }

@@ -55,7 +55,9 @@ class Supervisor {
   void Map(MapRequest request, std::function<void(Result<std::string>)> done);
 
   // Planned unmap (never re-attaches). An unknown volume is OK (already
-  // unmapped). Aborted while its map is in flight.
+  // unmapped). Aborted while its map is in flight. The volume's log file
+  // is removed once it is unmapped (also for an unknown volume: an earlier
+  // run's log).
   void Unmap(const std::string& volume_id, std::function<void(Status)> done);
 
   // Planned detach: SIGTERM the server, leaving the device configured.
@@ -76,6 +78,15 @@ class Supervisor {
   // NodeGetVolumeStats), and Unmap still cleans the device up.
   Status Reattach(AdoptRequest request, std::string reason);
   Status AdoptExpired(AdoptRequest request, std::string reason);
+
+  // `cb(volume_id, pid)` runs each time a re-attach spawns `rbd-nbd
+  // attach`: that process becomes the server if it connects, and after a
+  // daemon restart only a journaled attach pid is adopted (sysfs still
+  // names the original map; journal/heal_plan.h). Journaled at the spawn,
+  // not at the connect, so a crash in between still finds it.
+  void SetAttachSpawned(std::function<void(const std::string& volume_id, int pid)> cb) {
+    attach_spawned_ = std::move(cb);
+  }
 
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.
@@ -107,6 +118,7 @@ class Supervisor {
   LockBreaker& lock_breaker_;
   SupervisorStats stats_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
+  std::function<void(const std::string& volume_id, int pid)> attach_spawned_;
   // Finished mappings, deleted on the next loop turn: they are retired
   // from inside their own callbacks.
   std::vector<std::unique_ptr<Mapping>> retired_;

@@ -47,6 +47,11 @@ struct SupervisorConfig {
   std::vector<std::string> child_env;
 };
 
+// <state_dir>/logs/<volume>.log: one volume's rbd-nbd output.
+inline std::string OutputLogPath(const SupervisorConfig& config, const std::string& volume_id) {
+  return config.state_dir + "/logs/" + volume_id + ".log";
+}
+
 struct MapRequest {
   // [A-Za-z0-9._-], 1-128 characters, not starting with '.'; names the
   // mapping and its log file.

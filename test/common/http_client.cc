@@ -11,17 +11,26 @@
 
 namespace nbdk::test {
 
-HttpReply RawHttp(int port, const std::string& request, int timeout_ms) {
-  HttpReply reply;
+int OpenTcp(int port, int receive_buffer_bytes) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer_bytes > 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return reply;
+    return -1;
   }
+  return fd;
+}
+
+HttpReply RawHttp(int port, const std::string& request, int timeout_ms) {
+  HttpReply reply;
+  int fd = OpenTcp(port);
+  if (fd < 0) return reply;
   size_t off = 0;
   while (off < request.size()) {
     ssize_t n = ::send(fd, request.data() + off, request.size() - off, MSG_NOSIGNAL);

@@ -16,6 +16,9 @@ struct HttpReply {
 // until the server closes (or `timeout_ms` passes).
 HttpReply RawHttp(int port, const std::string& request, int timeout_ms = 5000);
 HttpReply HttpGet(int port, const std::string& path);
+// A connected TCP socket to 127.0.0.1:port (-1 on failure), its receive
+// buffer shrunk to `receive_buffer_bytes` when non-zero (a slow reader).
+int OpenTcp(int port, int receive_buffer_bytes = 0);
 // A port that was free a moment ago on 127.0.0.1.
 int FreePort();
 

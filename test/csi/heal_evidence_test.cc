@@ -18,13 +18,31 @@ class HealEvidenceTest : public ::testing::Test {
     options_.proc_root = dir_ + "/proc";
     options_.sysfs_root = dir_ + "/sys";
     std::filesystem::create_directories(options_.proc_root + "/self");
+    // The configured rbd-nbd, and another program also named rbd-nbd.
+    for (const char* bin : {"/bin/rbd-nbd", "/elsewhere/rbd-nbd"}) {
+      std::filesystem::create_directories(std::filesystem::path(dir_ + bin).parent_path());
+      std::ofstream(dir_ + bin) << "#!/bin/sh\n";
+      std::filesystem::permissions(dir_ + bin, std::filesystem::perms::owner_all);
+    }
+    rbd_nbd_ = std::filesystem::canonical(dir_ + "/bin/rbd-nbd");
+    options_.rbd_nbd_path = dir_ + "/bin/rbd-nbd";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  void Process(int pid, const std::string& cmdline) {
+  // A process as /proc shows it; by default one the daemon could have
+  // started (the configured binary, the daemon's uid).
+  void Process(int pid, const std::string& cmdline, std::string exe = "", int64_t uid = -1) {
     std::string d = options_.proc_root + "/" + std::to_string(pid);
     std::filesystem::create_directories(d);
     std::ofstream(d + "/cmdline", std::ios::binary) << cmdline;
+    std::filesystem::create_symlink(exe.empty() ? rbd_nbd_ : exe, d + "/exe");
+    if (uid < 0) uid = options_.server_uid;
+    std::ofstream(d + "/status") << "Name:\trbd-nbd\nUid:\t" << uid << "\t" << uid << "\t" << uid << "\t" << uid
+                                 << "\nGid:\t0\t0\t0\t0\n";
+  }
+  // The pid the kernel recorded when the device was connected.
+  void ConnectedBy(int index, int pid) {
+    std::ofstream(options_.sysfs_root + "/block/nbd" + std::to_string(index) + "/pid") << pid << "\n";
   }
   void Backend(int index, const std::string& cookie) {
     std::string d = options_.sysfs_root + "/block/nbd" + std::to_string(index);
@@ -44,6 +62,7 @@ class HealEvidenceTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string rbd_nbd_;
   HealEvidenceOptions options_;
 };
 
@@ -83,6 +102,7 @@ TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
   Backend(3, "vol-a");
   Backend(5, "someone-else");
   Process(40, "/usr/bin/rbd-nbd\0map\0-f\0--cookie\0vol-a\0rbd/vol-a\0"s);
+  ConnectedBy(3, 40);
   VolumeRecord stale = Record("vol-s", "/dev/nbd9");
   stale.boot_id = "boot-0";
   VolumeRecord staging = Record("vol-t", "/dev/nbd8");
@@ -95,6 +115,45 @@ TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
   EXPECT_EQ(plans[1].action, HealAction::kExpired) << plans[1].reason;
   EXPECT_EQ(plans[2].action, HealAction::kStaleBoot);
   EXPECT_EQ(plans[3].action, HealAction::kSkip);
+}
+
+TEST_F(HealEvidenceTest, OnlyAProcessWithOurIdentityIsAdopted) {
+  using namespace std::string_literals;
+  Backend(3, "vol-a");
+  ConnectedBy(3, 40);  // the map, since gone
+  std::string map_argv = "rbd-nbd\0map\0-f\0--cookie\0vol-a\0rbd/vol-a\0"s;
+  Process(41, map_argv, dir_ + "/elsewhere/rbd-nbd");
+  Process(42, map_argv, "", options_.server_uid + 1);
+  Process(43, map_argv);  // not the pid that connected nbd3
+  auto plans = GatherHealPlans({Record("vol-a", "/dev/nbd3")}, "boot-1", options_);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_NE(plans[0].action, HealAction::kAdopt) << plans[0].reason;
+  EXPECT_EQ(plans[0].pid, 0);
+  const std::string& why = plans[0].reason;
+  EXPECT_NE(why.find("pid 41 runs '" + dir_ + "/elsewhere/rbd-nbd', not " + rbd_nbd_), std::string::npos) << why;
+  EXPECT_NE(why.find("pid 42 runs as uid"), std::string::npos) << why;
+  EXPECT_NE(why.find("pid 43 is a map but /dev/nbd3 was connected by pid 40"), std::string::npos) << why;
+}
+
+TEST_F(HealEvidenceTest, TheJournaledAttachIsAdoptedThoughSysfsNamesTheMap) {
+  using namespace std::string_literals;
+  Backend(6, "vol-c");
+  ConnectedBy(6, 40);  // kept from the original map after the re-attach
+  Process(50, "rbd-nbd\0attach\0-f\0--device\0/dev/nbd6\0--cookie\0vol-c\0rbd/vol-c\0"s);
+  VolumeRecord r = Record("vol-c", "/dev/nbd6");
+  r.rbd_nbd_pid = 50;
+  auto plans = GatherHealPlans({r}, "boot-1", options_);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].action, HealAction::kAdopt) << plans[0].reason;
+  EXPECT_EQ(plans[0].pid, 50);
+}
+
+TEST(ResolveExecutableTest, FindsABareNameInPathAndResolvesLinks) {
+  auto sh = ResolveExecutable("sh");
+  ASSERT_TRUE(sh.ok()) << sh.status().ToString();
+  EXPECT_EQ(sh->front(), '/');
+  EXPECT_EQ(*sh, std::filesystem::canonical(*sh).string());
+  EXPECT_EQ(ResolveExecutable("no-such-program-here").status().code(), Code::kNotFound);
 }
 
 }  // namespace

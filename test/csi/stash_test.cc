@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "test/common/fifo_guard.h"
+
 namespace nbdk {
 namespace {
 
@@ -164,6 +166,14 @@ TEST_F(StashTest, RefusesSymlinkAndOversizedFile) {
   EXPECT_EQ(ReadStash(dir_).status().code(), Code::kCorruption);
   ::unlink(path_.c_str());
   ExpectCorrupt(std::string(70 * 1024, ' '), "larger than 64 KiB");
+}
+
+TEST_F(StashTest, FifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  Result<ImageMetaStash> read = Status::Internal("not read");
+  ASSERT_TRUE(test::ReturnsDespiteFifo(path_, [&] { read = ReadStash(dir_); })) << "ReadStash blocked on a FIFO";
+  EXPECT_EQ(read.status().code(), Code::kCorruption);
+  EXPECT_NE(read.status().message().find(path_ + ": is a FIFO"), std::string::npos) << read.status().ToString();
 }
 
 TEST_F(StashTest, FailedWriteLeavesTheOldFileUntouched) {

@@ -15,6 +15,7 @@
 
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
+#include "test/common/fifo_guard.h"
 #include "test/journal/node_journal_fixtures.h"
 
 namespace nbdk {
@@ -204,6 +205,33 @@ INSTANTIATE_TEST_SUITE_P(
         Damage{"OtherVolume", [](const std::string&) { return FrameOf(EncodeVolumeRecord(FullRecord("good-1"))); },
                "holds volume \"good-1\", whose file is v.good-1.rec"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(NodeJournalTest, PlantedFifoOrSymlinkIsQuarantinedWithoutBlocking) {
+  NodeJournal j = OpenJournal();
+  std::string fifo = PathOf("pvc-fifo");
+  std::string link = PathOf("pvc-link");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  WriteFile(scratch_.path() + "/elsewhere", "a record frame elsewhere");
+  ASSERT_EQ(::symlink((scratch_.path() + "/elsewhere").c_str(), link.c_str()), 0);
+  Result<LoadResult> loaded = Status::Internal("not loaded");
+  ASSERT_TRUE(test::ReturnsDespiteFifo(fifo, [&] { loaded = j.LoadAll(); })) << "LoadAll blocked opening a FIFO";
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->quarantined.size(), 2u);
+  std::string reasons = loaded->quarantined[0].reason.ToString() + " | " + loaded->quarantined[1].reason.ToString();
+  EXPECT_NE(reasons.find(fifo + ": is a FIFO, not a regular file"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find(link + ": is a symlink, not followed"), std::string::npos) << reasons;
+  EXPECT_EQ(ReadFile(scratch_.path() + "/elsewhere"), "a record frame elsewhere");
+}
+
+TEST_F(NodeJournalTest, FifoAtTheTempPathFailsThePutWithoutBlocking) {
+  NodeJournal j = OpenJournal();
+  std::string tmp = PathOf("pvc-1") + ".tmp";
+  ASSERT_EQ(::mkfifo(tmp.c_str(), 0600), 0);
+  Status put = Status::Internal("not written");
+  ASSERT_TRUE(test::ReturnsDespiteFifo(tmp, [&] { put = j.Put(FullRecord("pvc-1")); })) << "Put blocked on a FIFO";
+  EXPECT_FALSE(put.ok());
+  EXPECT_NE(put.message().find(tmp), std::string::npos) << put.ToString();
+}
 
 TEST_F(NodeJournalTest, QuarantineNeverOverwritesAnEarlierCopy) {
   NodeJournal j = OpenJournal();

@@ -1,6 +1,7 @@
 // Supervisor: map, map failures, planned unmap/detach, logs, release.
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test/supervisor/supervisor_fixture.h"
 
@@ -218,6 +219,39 @@ TEST_F(SupervisorTest, ChildOutputGoesToTheLogFileAndTheSnapshotTail) {
   for (const auto& l : s.output_tail) tail += l + "\n";
   EXPECT_NE(tail.find("stderr: hello from rbd-nbd"), std::string::npos) << tail;
   EXPECT_NE(tail.find("stdout: /dev/nbd3"), std::string::npos) << tail;
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, UnmapRemovesTheLogAndDetachKeepsIt) {
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img2.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(MapAndWait(Request("vol2", "img2")).ok());
+  std::string log1 = dir_ + "/state/logs/vol1.log", log2 = dir_ + "/state/logs/vol2.log";
+  ASSERT_TRUE(RunUntil([&] { return std::filesystem::exists(log1) && std::filesystem::exists(log2); }));
+  ASSERT_TRUE(UnmapAndWait("vol1").ok());
+  EXPECT_TRUE(RunUntil([&] { return !std::filesystem::exists(log1); })) << "the unmapped volume's log stays";
+  std::optional<Status> detached;
+  sup().Detach("vol2", [&](Status s) { detached = s; });
+  ASSERT_TRUE(RunUntil([&] { return detached.has_value(); }));
+  RunFor(100);
+  EXPECT_TRUE(std::filesystem::exists(log2)) << "a detached volume is still staged";
+  // A log left by an earlier daemon run goes with an unmap of a volume this
+  // run never supervised.
+  ASSERT_TRUE(UnmapAndWait("vol2").ok());
+  EXPECT_TRUE(RunUntil([&] { return !std::filesystem::exists(log2); }));
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, SymlinkPlantedAtTheLogPathIsNotFollowed) {
+  std::filesystem::create_directories(dir_ + "/state/logs");
+  std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "precious\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/state/logs/vol1.log").c_str()), 0);
+  Behave("img1.map", "device=/dev/nbd1 stderr=written_through_the_link");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  RunFor(300);  // the log flushes on the thread pool
+  EXPECT_EQ(ReadFile(victim), "precious\n");
   UnmapAllAndShutdown();
 }
 

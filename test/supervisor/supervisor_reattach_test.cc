@@ -97,7 +97,9 @@ TEST_F(SupervisorTest, PastTheReattachDeadlineTheMappingExpiresAndIsNotRetried) 
   int attempts = CountArgv(" attach ");
   EXPECT_GE(attempts, 2);
   auto s = Snap("vol1");
-  EXPECT_NE(s.reason.find("cookie mismatch"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("attach pid"), std::string::npos) << s.reason;
+  EXPECT_EQ(s.reason.find("cookie mismatch"), std::string::npos) << "raw output stays out of the reason";
+  EXPECT_NE(s.last_exit_output.find("cookie mismatch"), std::string::npos) << s.last_exit_output;
   RunFor(400);
   EXPECT_EQ(CountArgv(" attach "), attempts) << "no attempt after Expired";
   EXPECT_EQ(sup().counters().expirations, 1u);

@@ -1,7 +1,8 @@
 // UniqueFd: sole owner of one file descriptor; closes it on destruction.
 //
-// Move-only. close(2) errors are ignored here on purpose: every journal file
-// is fsync'ed before it is closed, and an fsync error is what counts.
+// Move-only. close(2) errors are ignored here on purpose: a file that must be
+// durable is fsync'ed before it is closed (the journal's are), and an fsync
+// error is what counts.
 #pragma once
 
 #include <unistd.h>
