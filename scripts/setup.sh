@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything nbdkeeper needs to build, run and test on Debian 12.
 # Idempotent: safe to run again; apt-get skips what is already installed.
+#   scripts/setup.sh               everything
+#   scripts/setup.sh --build-only  what building the daemon needs
+#   scripts/setup.sh --image       that, and what scripts/image.sh needs
 set -euo pipefail
 
 build_packages=(
@@ -17,16 +20,27 @@ vm_packages=(
   ceph-mon ceph-osd ceph-common rbd-nbd
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
 )
+# scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
+# the archive keys), podman makes and runs the image; runc runs it where
+# crun cannot (test/image).
+image_packages=(mmdebstrap gpg podman runc)
 
 want=("${build_packages[@]}")
-if [[ "${1:-}" != "--build-only" ]]; then
-  want+=("${vm_packages[@]}")
-fi
+case "${1:-}" in
+  --build-only) ;;
+  --image) want+=("${image_packages[@]}") ;;
+  *) want+=("${vm_packages[@]}" "${image_packages[@]}") ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The manifest check (test/deploy) runs node; any node and npm on the PATH
+# serve, else Debian's.
+if [[ -z "${1:-}" ]] && ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]})); then
   sudo=""
   [[ $(id -u) -eq 0 ]] || sudo=sudo

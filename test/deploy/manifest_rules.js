@@ -1,0 +1,248 @@
+// What the Kubernetes schema cannot check in deploy/kubernetes: that the
+// paths nbdkeeperd's flags name are the host paths its sidecars and kubelet
+// use, with the mounts and propagation they need, and that the names the
+// objects share agree. Each rule returns problems as strings; none is fine.
+'use strict';
+
+const path = require('node:path');
+
+const DEFAULT_KUBELET_ROOT = '/var/lib/kubelet';
+const DEFAULT_DRIVER = 'rbd.nbdkeeper.io';
+
+function find(objects, kind, name) {
+  return objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+}
+
+function container(podSpec, name) {
+  return (podSpec.containers || []).find((c) => c.name === name);
+}
+
+// The "--flag=value" arguments as a map (checkFlagsKnown reports any other
+// form).
+function flagsOf(c) {
+  const flags = new Map();
+  for (const arg of c.args || []) {
+    const m = /^(--[a-z0-9-]+)=(.*)$/.exec(arg);
+    if (m) flags.set(m[1], m[2]);
+  }
+  return flags;
+}
+
+function unixPath(endpoint) {
+  return endpoint.replace(/^unix:\/\//, '');
+}
+
+// Where a path inside a container lies: the deepest volumeMount covering it,
+// its volume, the path within that volume (`place`, comparable across
+// containers of a pod) and, for a hostPath volume, the host path.
+function resolve(podSpec, c, file) {
+  let best;
+  for (const m of c.volumeMounts || []) {
+    const mp = m.mountPath.replace(/\/$/, '');
+    if ((file === mp || file.startsWith(mp + '/')) && (!best || mp.length > best.mountPath.length)) {
+      best = { ...m, mountPath: mp };
+    }
+  }
+  if (!best) return undefined;
+  const volume = (podSpec.volumes || []).find((v) => v.name === best.name);
+  if (!volume) return undefined;
+  const rest = file.slice(best.mountPath.length);
+  return {
+    mount: best,
+    volume,
+    place: volume.name + ':' + rest,
+    hostPath: volume.hostPath ? path.posix.join(volume.hostPath.path, rest) : undefined,
+  };
+}
+
+function checkNodeDaemonSet(objects, daemonFlags) {
+  const problems = [];
+  const ds = find(objects, 'DaemonSet', 'nbdkeeper-node');
+  if (!ds) return ['no DaemonSet nbdkeeper-node'];
+  const pod = ds.spec.template.spec;
+  const daemon = container(pod, 'nbdkeeperd');
+  const registrar = container(pod, 'node-driver-registrar');
+  const liveness = container(pod, 'liveness-probe');
+  if (!daemon || !registrar || !liveness) {
+    return ['the node pod needs containers nbdkeeperd, node-driver-registrar and liveness-probe'];
+  }
+  if (!pod.hostPID) problems.push('node pod: hostPID must be true (rbd-nbd and the journal\'s pids are the host\'s)');
+  if (!pod.hostNetwork) problems.push('node pod: hostNetwork must be true');
+  if (!(daemon.securityContext && daemon.securityContext.privileged)) problems.push('nbdkeeperd must be privileged');
+
+  const flags = flagsOf(daemon);
+  problems.push(...checkFlagsKnown('nbdkeeperd (node)', daemon, daemonFlags));
+  const nodeId = flags.get('--node-id');
+  const nodeEnv = (daemon.env || []).find((e) => nodeId === `$(${e.name})`);
+  if (!nodeEnv || !nodeEnv.valueFrom || !nodeEnv.valueFrom.fieldRef ||
+      nodeEnv.valueFrom.fieldRef.fieldPath !== 'spec.nodeName') {
+    problems.push('--node-id must be $(VAR) with VAR from fieldRef spec.nodeName');
+  }
+
+  // kubelet passes host paths: its directory must be seen at the same path,
+  // and mounts made there must reach the host (Bidirectional).
+  const kubeletRoot = flags.get('--kubelet-root') || DEFAULT_KUBELET_ROOT;
+  const kubelet = resolve(pod, daemon, kubeletRoot);
+  if (!kubelet || kubelet.hostPath !== kubeletRoot) {
+    problems.push(`--kubelet-root ${kubeletRoot}: must be a hostPath mount of the same host path`);
+  } else if (kubelet.mount.mountPropagation !== 'Bidirectional') {
+    problems.push(`--kubelet-root ${kubeletRoot}: its mount needs mountPropagation Bidirectional`);
+  }
+
+  const socket = resolve(pod, daemon, unixPath(flags.get('--csi-endpoint') || ''));
+  if (!socket || !socket.hostPath) {
+    problems.push('--csi-endpoint: the socket must lie on a hostPath volume');
+  } else {
+    const registrarFlags = flagsOf(registrar);
+    const registration = registrarFlags.get('--kubelet-registration-path');
+    if (registration !== socket.hostPath) {
+      problems.push(`registrar --kubelet-registration-path ${registration} is not the socket's host path ${socket.hostPath}`);
+    }
+    if (!socket.hostPath.startsWith(kubeletRoot + '/plugins/')) {
+      problems.push(`the socket's host path ${socket.hostPath} is not under ${kubeletRoot}/plugins/`);
+    }
+    for (const [name, c] of [['node-driver-registrar', registrar], ['liveness-probe', liveness]]) {
+      const address = resolve(pod, c, flagsOf(c).get('--csi-address') || '');
+      if (!address || address.hostPath !== socket.hostPath) {
+        problems.push(`${name} --csi-address does not reach the socket at ${socket.hostPath}`);
+      }
+    }
+    const reg = resolve(pod, registrar, '/registration');
+    if (!reg || reg.hostPath !== kubeletRoot + '/plugins_registry') {
+      problems.push(`registrar: /registration must be ${kubeletRoot}/plugins_registry`);
+    }
+  }
+
+  // The journal and the key files outlive the container only on the host.
+  for (const [flag, fallback] of [['--state-dir', '/var/lib/nbdkeeper'], ['--key-dir', '/run/nbdkeeper/keys']]) {
+    const dir = resolve(pod, daemon, flags.get(flag) || fallback);
+    if (!dir || !dir.hostPath) problems.push(`${flag}: must lie on a hostPath volume, so that it outlives the container`);
+  }
+  const keys = resolve(pod, daemon, flags.get('--key-dir') || '/run/nbdkeeper/keys');
+  if (keys && keys.hostPath && !keys.hostPath.startsWith('/run/')) {
+    problems.push(`--key-dir: host path ${keys.hostPath} is not under /run (tmpfs)`);
+  }
+  for (const dir of ['/dev', '/sys', '/lib/modules']) {
+    const r = resolve(pod, daemon, dir);
+    if (!r || r.hostPath !== dir) problems.push(`nbdkeeperd: ${dir} must be the host's ${dir}`);
+  }
+
+  // The probes reach the liveness sidecar's port, not the daemon's health one.
+  const probePort = Number((flagsOf(liveness).get('--http-endpoint') || '').split(':').pop());
+  const named = (daemon.ports || []).find((p) => p.name === 'healthz');
+  if (!named || named.containerPort !== probePort) {
+    problems.push(`nbdkeeperd port healthz must be the liveness-probe --http-endpoint port ${probePort}`);
+  }
+  const health = flags.get('--health-listen') || '';
+  if (Number(health.split(':').pop()) === probePort) {
+    problems.push('--health-listen and the liveness-probe share a port on the host network');
+  }
+  problems.push(...checkCephConfig(objects, pod, daemon, 'node'));
+  return problems;
+}
+
+function checkControllerDeployment(objects, daemonFlags) {
+  const deployment = find(objects, 'Deployment', 'nbdkeeper-controller');
+  if (!deployment) return ['no Deployment nbdkeeper-controller'];
+  const pod = deployment.spec.template.spec;
+  const daemon = container(pod, 'nbdkeeperd');
+  if (!daemon) return ['the controller pod needs a container nbdkeeperd'];
+  const problems = checkFlagsKnown('nbdkeeperd (controller)', daemon, daemonFlags);
+  const socket = resolve(pod, daemon, unixPath(flagsOf(daemon).get('--csi-endpoint') || ''));
+  for (const name of ['csi-provisioner', 'csi-resizer']) {
+    const c = container(pod, name);
+    if (!c) {
+      problems.push(`the controller pod needs a container ${name}`);
+      continue;
+    }
+    const f = flagsOf(c);
+    const address = resolve(pod, c, f.get('--csi-address') || '');
+    if (!socket || !address || address.place !== socket.place) {
+      problems.push(`${name} --csi-address does not reach nbdkeeperd's socket`);
+    }
+    if (f.get('--leader-election') !== 'true') problems.push(`${name}: --leader-election=true is needed with 2 replicas`);
+  }
+  problems.push(...checkCephConfig(objects, pod, daemon, 'controller'));
+  return problems;
+}
+
+// --ceph-csi-config names a file of the ceph-csi-config ConfigMap that the
+// StorageClass's clusterID is listed in.
+function checkCephConfig(objects, pod, daemon, where) {
+  const file = flagsOf(daemon).get('--ceph-csi-config') || '/etc/ceph-csi-config/config.json';
+  const r = resolve(pod, daemon, file);
+  if (!r || !r.volume || !r.volume.configMap) return [`${where}: --ceph-csi-config ${file} is not on a ConfigMap volume`];
+  const cm = find(objects, 'ConfigMap', r.volume.configMap.name);
+  const key = file.slice(r.mount.mountPath.length + 1);
+  if (!cm || !cm.data || cm.data[key] === undefined) return [`${where}: ConfigMap ${r.volume.configMap.name} has no ${key}`];
+  let clusters;
+  try {
+    clusters = JSON.parse(cm.data[key]);
+  } catch (e) {
+    return [`ConfigMap ${cm.metadata.name} ${key}: ${e.message}`];
+  }
+  if (!Array.isArray(clusters)) return [`ConfigMap ${cm.metadata.name} ${key}: not a JSON array`];
+  const problems = [];
+  for (const sc of objects.filter((o) => o.kind === 'StorageClass')) {
+    if (!clusters.some((c) => c.clusterID === sc.parameters.clusterID && Array.isArray(c.monitors))) {
+      problems.push(`StorageClass ${sc.metadata.name}: clusterID ${sc.parameters.clusterID} has no entry with monitors in ${key}`);
+    }
+  }
+  return problems;
+}
+
+// Every flag a manifest passes is one the daemon's --help lists.
+function checkFlagsKnown(where, c, daemonFlags) {
+  return (c.args || [])
+    .filter((arg) => !daemonFlags.has(arg.split('=')[0]) || !arg.includes('='))
+    .map((arg) => `${where}: ${arg} is not --flag=value with a flag nbdkeeperd --help lists`);
+}
+
+// The driver name agrees everywhere; the StorageClass's secrets exist.
+function checkNames(objects) {
+  const problems = [];
+  const driver = find(objects, 'CSIDriver');
+  const names = objects
+    .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
+    .map((o) => flagsOf(container(o.spec.template.spec, 'nbdkeeperd') || {}).get('--driver-name') || DEFAULT_DRIVER);
+  for (const n of names) {
+    if (!driver || driver.metadata.name !== n) problems.push(`--driver-name ${n} has no CSIDriver of that name`);
+  }
+  for (const sc of objects.filter((o) => o.kind === 'StorageClass')) {
+    if (!driver || sc.provisioner !== driver.metadata.name) {
+      problems.push(`StorageClass ${sc.metadata.name}: provisioner ${sc.provisioner} is not the CSIDriver`);
+    }
+    if (sc.parameters.mounter !== 'rbd-nbd') problems.push(`StorageClass ${sc.metadata.name}: mounter must be rbd-nbd`);
+    for (const which of ['provisioner', 'controller-expand', 'node-stage']) {
+      const name = sc.parameters[`csi.storage.k8s.io/${which}-secret-name`];
+      const ns = sc.parameters[`csi.storage.k8s.io/${which}-secret-namespace`];
+      const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name && o.metadata.namespace === ns);
+      const data = secret && (secret.stringData || secret.data);
+      if (!data || !data.userID || !data.userKey) {
+        problems.push(`StorageClass ${sc.metadata.name}: ${which} secret ${ns}/${name} with userID and userKey is missing`);
+      }
+    }
+  }
+  return problems;
+}
+
+// Both pods run the image scripts/image.sh tags from the project version.
+function checkImages(objects, version) {
+  const want = `localhost/nbdkeeperd:${version}`;
+  return objects
+    .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
+    .map((o) => [o, container(o.spec.template.spec, 'nbdkeeperd')])
+    .filter(([, c]) => c && c.image !== want)
+    .map(([o, c]) => `${o.kind} ${o.metadata.name}: image ${c.image}, want ${want}`);
+}
+
+function checkAll(objects, { daemonFlags, version }) {
+  return [
+    ...checkNodeDaemonSet(objects, daemonFlags),
+    ...checkControllerDeployment(objects, daemonFlags),
+    ...checkNames(objects),
+    ...checkImages(objects, version),
+  ];
+}
+
+module.exports = { checkAll };
