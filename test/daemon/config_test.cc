@@ -1,6 +1,7 @@
 #include "daemon/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -97,7 +98,8 @@ class ConfigFileTest : public ::testing::Test {
     return path_;
   }
   void TearDown() override { std::remove(path_.c_str()); }
-  std::string path_ = ::testing::TempDir() + "/nbdk_config_test.json";
+  // One file per test process: CTest runs the tests of this binary in parallel.
+  std::string path_ = ::testing::TempDir() + "/nbdk_config_test." + std::to_string(::getpid()) + ".json";
 };
 
 TEST_F(ConfigFileTest, FileThenFlagsOverride) {
