@@ -9,6 +9,7 @@
 #include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 namespace {
@@ -18,7 +19,7 @@ constexpr uint64_t kUnmapTimeoutMs = 60 * 1000;
 void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, size_t i,
                   std::function<void(Status)> done) {
   if (i == devices->size()) return done(Status::Ok());
-  std::string device = "/dev/nbd" + std::to_string((*devices)[i]);
+  std::string device = NbdDevicePath((*devices)[i]);
   CommandOptions options;
   options.timeout_ms = kUnmapTimeoutMs;
   NodeContext* n = &node;

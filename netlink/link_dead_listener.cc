@@ -9,6 +9,7 @@
 
 #include "daemon/base/log.h"
 #include "netlink/nbd_genl_message.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 
@@ -67,7 +68,7 @@ bool LinkDeadListener::HandleDatagram(std::span<const uint8_t> datagram) {
       NBDK_LOG_WARN("nbd_multicast_skipped", {{"error", index.status().ToString()}});
       continue;
     }
-    NBDK_LOG_INFO("nbd_link_dead", {{"device", "/dev/nbd" + std::to_string(*index)}});
+    NBDK_LOG_INFO("nbd_link_dead", {{"device", NbdDevicePath(*index)}});
     // Copy: the callback may destroy this listener and with it on_link_dead_.
     Callback cb = on_link_dead_;
     cb(*index);

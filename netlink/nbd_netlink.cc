@@ -11,11 +11,12 @@
 
 #include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 namespace {
 
-std::string DeviceName(int index) { return "/dev/nbd" + std::to_string(index); }
+std::string DeviceName(int index) { return NbdDevicePath(index); }
 
 nbdk::Status CheckIndex(int index) {
   if (index < 0) {

@@ -10,11 +10,12 @@
 #include "daemon/base/log.h"
 #include "netlink/genl_socket.h"
 #include "netlink/nbd_genl_message.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 
 Status ResizeNbdDevice(int index, uint64_t size_bytes, const std::string& backend) {
-  const std::string device = "/dev/nbd" + std::to_string(index);
+  const std::string device = NbdDevicePath(index);
   if (index < 0) return Status::InvalidArgument("nbd device index " + std::to_string(index) + " is negative");
   constexpr std::chrono::milliseconds kTimeout{5000};
   auto sock = ConnectGenlSocket(kTimeout);

@@ -1,8 +1,8 @@
 #include "supervisor/rbd_nbd_argv.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "netlink/nbd_device.h"
 #include "supervisor/map_options.h"
 
 namespace nbdk {
@@ -97,19 +97,5 @@ std::optional<std::string> ParseDeviceLine(std::string_view line) {
   return std::string(device);
 }
 
-Result<int> NbdDeviceIndex(std::string_view device) {
-  constexpr std::string_view kPrefix = "/dev/nbd";
-  if (device.substr(0, kPrefix.size()) != kPrefix || device.size() == kPrefix.size() ||
-      device.size() > kPrefix.size() + 6) {
-    return Status::InvalidArgument("device '" + std::string(device) + "': not /dev/nbdN");
-  }
-  int index = 0;
-  auto digits = device.substr(kPrefix.size());
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) {
-    return Status::InvalidArgument("device '" + std::string(device) + "': not /dev/nbdN");
-  }
-  return index;
-}
 
 }  // namespace nbdk

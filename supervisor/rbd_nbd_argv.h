@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "netlink/nbd_device.h"
 #include "supervisor/supervisor_config.h"
 
 namespace nbdk {
@@ -40,8 +41,5 @@ std::vector<std::string> RbdNbdUnmapArgv(const SupervisorConfig& config, const s
 // The device rbd-nbd prints when the connection is up: "/dev/nbdN",
 // optionally followed by " <cookie>" (--show-cookie). nullopt otherwise.
 std::optional<std::string> ParseDeviceLine(std::string_view line);
-
-// "/dev/nbd7" -> 7; InvalidArgument for anything else.
-Result<int> NbdDeviceIndex(std::string_view device);
 
 }  // namespace nbdk

@@ -2,6 +2,7 @@
 
 #include "daemon/base/log.h"
 #include "supervisor/rbd_nbd_argv.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 
@@ -139,7 +140,7 @@ Status Supervisor::AdoptExpired(AdoptRequest request, std::string reason) {
 
 void Supervisor::OnLinkDead(int index) {
   NBDK_CHECK_LOOP_THREAD(loop_);
-  std::string device = "/dev/nbd" + std::to_string(index);
+  std::string device = NbdDevicePath(index);
   for (const auto& [id, m] : mappings_) {
     if (m->device() == device) {
       m->OnLinkDead();
