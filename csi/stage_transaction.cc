@@ -31,7 +31,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     // Staged in this boot: idempotent. Staged before a reboot: nothing of it
     // is mapped or mounted any more, so it stages anew (ReleaseLeftovers
     // finds nothing to release).
-    if (existing != nullptr && existing->state == "staged" && existing->boot_id == node_.options.boot_id) {
+    if (existing != nullptr && existing->state == kStaged && existing->boot_id == node_.options.boot_id) {
       return Finish(CheckRestage(*existing));
     }
     auto self = shared_from_this();
@@ -167,7 +167,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void JournalStaging() {
     auto self = shared_from_this();
-    node_.volumes.Put(Record("staging"), [self](Status s) {
+    node_.volumes.Put(Record(std::string(kStaging)), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
       self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
         t->node_.volumes.Remove(t->req_.volume_id, next);
@@ -303,7 +303,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void JournalStaged() {
     auto self = shared_from_this();
-    node_.volumes.Put(Record("staged"), [self](Status s) {
+    node_.volumes.Put(Record(std::string(kStaged)), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
       RunBlockingStatus(
           self->node_.loop,

@@ -36,7 +36,7 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
 
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
-  if (found == nullptr || found->state != "staged") {
+  if (found == nullptr || found->state != kStaged) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is not staged on this node"));
   }
   if (found->staging_path != request.staging_target_path) {

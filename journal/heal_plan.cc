@@ -67,7 +67,7 @@ std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const
 HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const NbdDeviceView& device,
                   const std::vector<RbdNbdProcess>& processes, const ServerIdentity& expected) {
   const std::string& dev = record.nbd_device;
-  if (record.state != "staged") {
+  if (record.state != kStaged) {
     // A NodeStage cut short by the crash: kubelet retries it, and a retried
     // NodeStage over a non-staged record starts again from the key file.
     return {HealAction::kSkip, 0, "state '" + record.state + "': left for kubelet's retry of NodeStage"};

@@ -150,6 +150,9 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.Int64("updated_ms", 0, kInt64Max, &r->updated_ms));
   NBDK_RETURN_IF_ERROR(f.String("state", &r->state));
   if (r->state.empty()) return f.Empty("state");
+  if (r->state != kStaging && r->state != kStaged) {
+    return Status::Corruption("field state: '" + r->state + "' is neither staging nor staged");
+  }
   return Status::Ok();
 }
 

@@ -50,10 +50,16 @@ struct VolumeRecord {
   uint32_t reattach_timeout_s = 0;
   int64_t created_ms = 0;                // unix time, milliseconds
   int64_t updated_ms = 0;
-  std::string state;                     // "staging", "staged", "unstaging"
+  std::string state;                     // kStaging or kStaged
 
   bool operator==(const VolumeRecord&) const = default;
 };
+
+// VolumeRecord::state: how far NodeStageVolume got. Staging: the record was
+// written before the map; whatever exists of the volume may be half made.
+// Staged: mapped and mounted, as the record says.
+inline constexpr std::string_view kStaging = "staging";
+inline constexpr std::string_view kStaged = "staged";
 
 // Compact JSON with one member per field, named as above.
 std::string EncodeVolumeRecord(const VolumeRecord& record);

@@ -81,7 +81,7 @@ TEST_F(NodeJournalTest, PutLoadRemoveRoundTrip) {
     EXPECT_TRUE(Load(j).records.empty());
     ASSERT_TRUE(j.Put(b).ok());
     ASSERT_TRUE(j.Put(a).ok());
-    a.state = "unstaging";
+    a.state = "staging";
     a.published_targets.clear();
     ASSERT_TRUE(j.Put(a).ok());  // replaces
     LoadResult loaded = Load(j);
@@ -272,7 +272,7 @@ TEST_F(NodeJournalTest, FailedWriteKeepsTheOldRecordAndIsNotSticky) {
   ASSERT_TRUE(j.Put(v1).ok());
   fs.fail_writes = true;
   VolumeRecord v2 = v1;
-  v2.state = "unstaging";
+  v2.state = "staging";
   Status s = j.Put(v2);
   EXPECT_EQ(s.code(), Code::kResourceExhausted);
   EXPECT_NE(s.message().find("vol-a"), std::string::npos) << s.message();

@@ -63,6 +63,12 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   EXPECT_EQ(members, expected);
 }
 
+TEST(VolumeRecordTest, AStateOtherThanStagingOrStagedIsCorruption) {
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["state"].SetString("mounted"); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("'mounted'"), std::string::npos) << s.message();
+}
+
 // Records written before the `created` flags existed: nothing counts as
 // made by the daemon, so nothing of theirs is ever removed.
 TEST(VolumeRecordTest, CreatedFlagsAbsentInOlderRecordsMeanNotCreated) {
