@@ -1,8 +1,7 @@
 #include "daemon/health_server.h"
 
-#include <http_parser.h>
-
 #include "daemon/base/log.h"
+#include "daemon/http_request.h"
 
 namespace nbdk {
 namespace {
@@ -45,17 +44,6 @@ class HealthServer::Connection {
     uv_tcp_init(server.loop_.uv(), tcp_.handle());
     tcp_.MarkInitialized();
     tcp_.state().conn = this;
-    http_parser_init(&parser_, HTTP_REQUEST);
-    parser_.data = this;
-    http_parser_settings_init(&settings_);
-    settings_.on_url = [](http_parser* p, const char* at, size_t len) {
-      static_cast<Connection*>(p->data)->url_.append(at, len);
-      return 0;
-    };
-    settings_.on_message_complete = [](http_parser* p) {
-      static_cast<Connection*>(p->data)->complete_ = true;
-      return 0;
-    };
   }
   ~Connection() { tcp_.state().conn = nullptr; }
 
@@ -97,16 +85,15 @@ class HealthServer::Connection {
               false);
       return;
     }
-    size_t parsed = http_parser_execute(&parser_, &settings_, data, static_cast<size_t>(n));
-    if (HTTP_PARSER_ERRNO(&parser_) != HPE_OK || parsed != static_cast<size_t>(n)) {
-      Respond(Plain(400, std::string("malformed request: ") +
-                             http_errno_description(HTTP_PARSER_ERRNO(&parser_)) + "\n"),
-              false);
-      return;
-    }
-    if (complete_) {
-      bool head = parser_.method == HTTP_HEAD;
-      Respond(server_.Dispatch(parser_.method, url_), head);
+    switch (request_.Feed(std::string_view(data, static_cast<size_t>(n)))) {
+      case HttpRequestReader::State::kMalformed:
+        Respond(Plain(400, "malformed request: " + request_.error() + "\n"), false);
+        return;
+      case HttpRequestReader::State::kComplete:
+        Respond(server_.Dispatch(request_.method(), request_.url()), request_.method() == HTTP_HEAD);
+        return;
+      case HttpRequestReader::State::kIncomplete:
+        return;
     }
   }
 
@@ -132,11 +119,8 @@ class HealthServer::Connection {
   HealthServer& server_;
   OwnedHandle<uv_tcp_t, TcpState> tcp_;
   Timer idle_;
-  http_parser parser_{};
-  http_parser_settings settings_{};
-  std::string url_;
+  HttpRequestReader request_;
   size_t received_ = 0;
-  bool complete_ = false;
   bool responded_ = false;
 };
 
