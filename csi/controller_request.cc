@@ -7,6 +7,7 @@
 #include "csi/map_options.h"
 #include "supervisor/image_spec.h"
 #include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -143,6 +144,13 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.clusterID", out.cluster_id, true));
   if (out.cluster_id.size() > kMaxVolumeIdLength - kVolumeIdFixedLength) {
     return Status::InvalidArgument("parameters.clusterID: longer than 64 bytes (the volume ID would exceed 128)");
+  }
+  // The cluster ID becomes part of every volume ID made here, and the node
+  // stages only IDs that meet the one volume ID rule.
+  VolumeId sample{.cluster_id = out.cluster_id, .object_uuid = "00000000-0000-0000-0000-000000000000"};
+  if (!ValidateVolumeId(EncodeVolumeId(sample)).ok()) {
+    return Status::InvalidArgument("parameters.clusterID '" + out.cluster_id +
+                                   "': only [A-Za-z0-9._-] allowed (it becomes part of the volume ID)");
   }
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.journalPool", out.journal_pool, false));

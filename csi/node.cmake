@@ -10,4 +10,4 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/volume_id.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_proto nbdk_supervisor)
+target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_messages nbdk_supervisor)

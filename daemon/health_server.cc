@@ -1,9 +1,9 @@
 #include "daemon/health_server.h"
 
-#include <http_parser.h>
 #include <sys/socket.h>
 
 #include "daemon/base/log.h"
+#include "daemon/http_request.h"
 
 namespace nbdk {
 namespace {
@@ -42,21 +42,11 @@ std::string SerializeHttpResponse(const HttpResponse& r, bool head_only) {
 // One accepted client: reads one request, writes one response, closes.
 class HealthServer::Connection {
  public:
-  Connection(HealthServer& server, uint64_t order) : server_(server), order_(order), read_deadline_(server.loop_), write_deadline_(server.loop_) {
+  Connection(HealthServer& server, uint64_t order)
+      : server_(server), order_(order), read_deadline_(server.loop_), write_deadline_(server.loop_) {
     uv_tcp_init(server.loop_.uv(), tcp_.handle());
     tcp_.MarkInitialized();
     tcp_.state().conn = this;
-    http_parser_init(&parser_, HTTP_REQUEST);
-    parser_.data = this;
-    http_parser_settings_init(&settings_);
-    settings_.on_url = [](http_parser* p, const char* at, size_t len) {
-      static_cast<Connection*>(p->data)->url_.append(at, len);
-      return 0;
-    };
-    settings_.on_message_complete = [](http_parser* p) {
-      static_cast<Connection*>(p->data)->complete_ = true;
-      return 0;
-    };
   }
   ~Connection() { tcp_.state().conn = nullptr; }
 
@@ -100,16 +90,15 @@ class HealthServer::Connection {
               false);
       return;
     }
-    size_t parsed = http_parser_execute(&parser_, &settings_, data, static_cast<size_t>(n));
-    if (HTTP_PARSER_ERRNO(&parser_) != HPE_OK || parsed != static_cast<size_t>(n)) {
-      Respond(Plain(400, std::string("malformed request: ") +
-                             http_errno_description(HTTP_PARSER_ERRNO(&parser_)) + "\n"),
-              false);
-      return;
-    }
-    if (complete_) {
-      bool head = parser_.method == HTTP_HEAD;
-      Respond(server_.Dispatch(parser_.method, url_), head);
+    switch (request_.Feed(std::string_view(data, static_cast<size_t>(n)))) {
+      case HttpRequestReader::State::kMalformed:
+        Respond(Plain(400, "malformed request: " + request_.error() + "\n"), false);
+        return;
+      case HttpRequestReader::State::kComplete:
+        Respond(server_.Dispatch(request_.method(), request_.url()), request_.method() == HTTP_HEAD);
+        return;
+      case HttpRequestReader::State::kIncomplete:
+        return;
     }
   }
 
@@ -151,11 +140,8 @@ class HealthServer::Connection {
   OwnedHandle<uv_tcp_t, TcpState> tcp_;
   Timer read_deadline_;   // for the whole request
   Timer write_deadline_;  // for the whole response
-  http_parser parser_{};
-  http_parser_settings settings_{};
-  std::string url_;
+  HttpRequestReader request_;
   size_t received_ = 0;
-  bool complete_ = false;
   bool responded_ = false;
 };
 

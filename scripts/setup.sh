@@ -12,6 +12,7 @@ build_packages=(
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev
   systemd  # systemd-analyze verify checks the unit file
+  clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan
 )
 # The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
 # nbd, and a one-node Ceph runs inside it from the host's own packages.

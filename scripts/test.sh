@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine, builds nbdkeeper and runs every test: the host
-# unit and integration tests, then the real-kernel VM tests (label `vm`:
-# qemu boots Debian's kernel with nbd and a one-node Ceph cluster).
+# unit and integration tests, the fuzzers (label `fuzz`, scripts/fuzz.sh),
+# then the real-kernel VM tests (label `vm`: qemu boots Debian's kernel with
+# nbd and a one-node Ceph cluster).
 #   scripts/test.sh            everything
-#   scripts/test.sh -LE vm     host tests only (any ctest arguments pass through)
+#   scripts/test.sh -LE 'vm|fuzz'   host tests only (any ctest arguments pass through)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NBDK_BUILD_DIR:-$root/build}
@@ -15,7 +16,9 @@ cmake --build "$build" -j"$(nproc)"
 if (($#)); then
   exec ctest --test-dir "$build" --output-on-failure "$@"
 fi
-# Host tests in parallel; then the VM tests, which share one VM and take both
-# cores, one at a time.
-ctest --test-dir "$build" --output-on-failure -LE vm -j"$(nproc)"
+# Host tests in parallel; the fuzzers (a clang build of their own, then every
+# core); then the VM tests, which share one VM and take both cores, one at a
+# time.
+ctest --test-dir "$build" --output-on-failure -LE 'vm|fuzz' -j"$(nproc)"
+ctest --test-dir "$build" --output-on-failure -L fuzz
 ctest --test-dir "$build" --output-on-failure -L vm

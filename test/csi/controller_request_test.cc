@@ -100,6 +100,12 @@ TEST(CreateVolumeRequest, ErrorsNameTheField) {
   r = ValidCreate();
   r.mutable_parameters()->erase("clusterID");
   ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.clusterID");
+  // Names Ceph accepts, but the node would refuse the volume IDs they make.
+  for (const char* cluster : {"rook+ceph", "rook:ceph", "cluster\xc3\xa9"}) {
+    r = ValidCreate();
+    (*r.mutable_parameters())["clusterID"] = cluster;
+    ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.clusterID");
+  }
   r = ValidCreate();
   r.mutable_parameters()->erase("pool");
   ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.pool");

@@ -1,0 +1,18 @@
+// CSI volume IDs (csi/volume_id.h and the one volume ID rule of
+// supervisor/rbd_nbd_argv.h): a decoded ID encodes back to one that decodes
+// the same, and fits the CSI limit.
+#include "csi/volume_id.h"
+#include "supervisor/rbd_nbd_argv.h"
+#include "test/fuzz/fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text = nbdk::fuzz::Text(data, size);
+  (void)nbdk::ValidateVolumeId(text);
+  auto id = nbdk::DecodeVolumeId(text);
+  if (!id.ok()) return 0;
+  std::string encoded = nbdk::EncodeVolumeId(*id);
+  NBDK_FUZZ_CHECK(encoded.size() <= nbdk::kMaxVolumeIdLength);
+  auto again = nbdk::DecodeVolumeId(encoded);
+  NBDK_FUZZ_CHECK(again.ok() && *again == *id);
+  return 0;
+}
