@@ -20,5 +20,5 @@ fi
 # core); then the VM tests, which share one VM and take both cores, one at a
 # time.
 ctest --test-dir "$build" --output-on-failure -LE 'vm|fuzz' -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure -L fuzz
+ctest --test-dir "$build" --output-on-failure -L fuzz --verbose  # the table of runs and exec/s
 ctest --test-dir "$build" --output-on-failure -L vm
