@@ -97,6 +97,10 @@ Result<PathKind> KindAt(const Confined& c, const std::string& path, const std::s
   struct stat st;
   if (::fstatat(c.parent.get(), c.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return PathKind::kMissing;
+    // The leaf is the root of a mounted filesystem that fails (an xfs shut
+    // down after its device's IO errors): lstat never follows a symlink, so
+    // this is a mount point, and unmounting it is exactly what is needed.
+    if (errno == EIO) return PathKind::kDirectory;
     return Status::FromErrno(errno, "stat " + Shown(field, path));
   }
   if (S_ISLNK(st.st_mode)) return Status::InvalidArgument(Shown(field, path) + " is a symbolic link");

@@ -59,8 +59,21 @@ Status CreateImage(const VmCeph& ceph, const std::string& image, int mib) {
   return RunRbd(ceph, {"create", "--size", std::to_string(mib), ceph.pool + "/" + image});
 }
 
+// A SIGKILLed rbd-nbd's watch stays on the image until the OSD times it out
+// (30 s) unless a lock break blocklisted it: `rbd rm` refuses (EBUSY, exit
+// 16) until then, so it is retried for a while.
 Status RemoveImage(const VmCeph& ceph, const std::string& image) {
-  return RunRbd(ceph, {"rm", "--no-progress", ceph.pool + "/" + image});
+  std::vector<std::string> argv = ceph.Rbd({"rm", "--no-progress", ceph.pool + "/" + image});
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(45);
+  while (true) {
+    auto out = RunCommand(argv);
+    if (!out.ok()) return out.status();
+    if (out->exit.code == 0) return Status::Ok();
+    if (out->exit.code != 16 || std::chrono::steady_clock::now() > give_up) {
+      return Status::Internal("rbd rm " + image + ": " + out->exit.ToString());
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
 }
 
 Status WriteCephCsiConfig(const std::string& path, const std::string& cluster_id, const VmCeph& ceph) {
