@@ -9,6 +9,8 @@ imports overlap with the monitor's mkfs, and connect() waits for the
 monitor to answer.
 
 Usage: ceph-up.py <osd uuid> <pool> <client name> <t0 us> <osd mkfs rc file>
+       ceph-up.py --again <pool> <client name> <t0 us>
+          (a cluster made before: start its OSD, wait until the pool serves)
 """
 import json
 import os
@@ -23,12 +25,36 @@ CONF = "/etc/ceph/ceph.conf"
 TIMEOUT = 180
 
 
-def main():
-    osd_uuid, pool, client, t0, mkfs_rc_file = sys.argv[1:6]
-    t0 = int(t0)
-
+def make_step(t0):
     def step(what):
-        print(f"ceph-up: +{(time.time_ns() // 1000 - t0) // 1000} ms {what}", flush=True)
+        print(f"ceph-up: +{(time.time_ns() // 1000 - int(t0)) // 1000} ms {what}", flush=True)
+    return step
+
+
+def check_client(pool, client, step):
+    """The test client's caps are enough to use the pool (its PGs active)."""
+    user = rados.Rados(conffile=CONF, name=f"client.{client}")
+    user.connect(timeout=TIMEOUT)
+    with user.open_ioctx(pool) as ioctx:
+        rbd.RBD().list(ioctx)
+    user.shutdown()
+    step(f"client.{client} can list pool {pool}")
+
+
+def again():
+    pool, client, t0 = sys.argv[2:5]
+    step = make_step(t0)
+    subprocess.run(["ceph-osd", "-i", "0"], check=True)
+    step("OSD started")
+    check_client(pool, client, step)
+
+
+def main():
+    if sys.argv[1] == "--again":
+        again()
+        return
+    osd_uuid, pool, client, t0, mkfs_rc_file = sys.argv[1:6]
+    step = make_step(t0)
 
     step("python bindings loaded")
     admin = rados.Rados(conffile=CONF, name="client.admin")
@@ -61,14 +87,7 @@ def main():
         rbd.RBD().pool_init(ioctx, False)
     step(f"pool {pool} initialised")
     admin.shutdown()
-
-    # The test client's caps are enough to use the pool.
-    user = rados.Rados(conffile=CONF, name=f"client.{client}")
-    user.connect(timeout=TIMEOUT)
-    with user.open_ioctx(pool) as ioctx:
-        rbd.RBD().list(ioctx)
-    user.shutdown()
-    step(f"client.{client} can list pool {pool}")
+    check_client(pool, client, step)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@
 # Run by guest-init.sh before it reports the VM ready; never on the host
 # (Ceph daemons must not run there).
 #
+# The systemd VM keeps its cluster on its root disk across a power cut, as
+# a real cluster outlives a node's: NBDK_CEPH_STATE on that disk and
+# NBDK_CEPH_STORE=bluestore (crash-safe; memstore keeps nothing). A state
+# directory that already holds a cluster is started again, not made anew.
+#
 # Writes /run/nbdk-test/env for tests (see the end of this file).
 # Every key is made up front and seeded into the monitor at mkfs, so no
 # "ceph auth" round trips are needed; everything that talks to the cluster
@@ -25,15 +30,37 @@ t0=${EPOCHREALTIME/./}
 ms_since_t0() { echo $(((${EPOCHREALTIME/./} - t0) / 1000)); }
 step() { echo "ceph-up: +$(ms_since_t0) ms $*"; }
 
-read -r fsid </proc/sys/kernel/random/uuid
-read -r osd_uuid </proc/sys/kernel/random/uuid
-# All state on tmpfs under /run, none under /var/lib/ceph or /var/log/ceph:
-# those are the host's, mode 0750 ceph:ceph, which a VM run by a non-root
-# user cannot even look up through 9p.
-readonly STATE=/run/nbdk-ceph
+# By default all state on tmpfs under /run, none under /var/lib/ceph or
+# /var/log/ceph: those are the host's, mode 0750 ceph:ceph, which a VM run
+# by a non-root user cannot even look up through 9p.
+readonly STATE=${NBDK_CEPH_STATE:-/run/nbdk-ceph} STORE=${NBDK_CEPH_STORE:-memstore}
 mon_dir=$STATE/mon/ceph-a
 osd_dir=$STATE/osd/ceph-0
 mkdir -p /etc/ceph "$mon_dir" "$osd_dir" "$STATE/log" /run/ceph /run/nbdk-test
+
+if [[ -e $STATE/env ]]; then
+  ceph-mon -i a
+  step "monitor of the kept cluster started"
+  "$(dirname "$0")/ceph-up.py" --again "$POOL" "$CLIENT" "$t0"
+  cp "$STATE/env" "$ENV_FILE"
+  echo "ceph-up: Ceph ready in $(ms_since_t0) ms, kept from the last boot (env in $ENV_FILE)"
+  exit 0
+fi
+
+read -r fsid </proc/sys/kernel/random/uuid
+read -r osd_uuid </proc/sys/kernel/random/uuid
+if [[ $STORE == bluestore ]]; then
+  # A sparse file on the disk; small caches, as the VM has 2 GiB.
+  store_conf='osd_objectstore = bluestore
+bluestore_block_create = true
+bluestore_block_size = 4294967296
+osd_memory_target = 939524096
+bluestore_cache_autotune = false
+bluestore_cache_size = 134217728'
+else
+  store_conf='osd_objectstore = memstore
+memstore_device_bytes = 1G'
+fi
 
 cat >/etc/ceph/ceph.conf <<EOF
 [global]
@@ -59,8 +86,7 @@ osd_data = $STATE/osd/\$cluster-\$id
 log_file = $STATE/log/\$cluster-\$name.log
 
 [osd]
-osd_objectstore = memstore
-memstore_device_bytes = 1G
+$store_conf
 
 [client]
 # Several rbd-nbd processes run at once; one fixed socket path collides.
@@ -144,4 +170,7 @@ NBDK_CEPH_KEY_FILE=/etc/ceph/ceph.client.$CLIENT.key
 NBDK_CEPH_LOG_DIR=$STATE/log
 EOF
 mv "$ENV_FILE.tmp" "$ENV_FILE"
+cp "$ENV_FILE" "$STATE/env"
+# On the systemd VM's disk: the cluster must survive the node's power cut.
+sync
 echo "ceph-up: Ceph ready in $(ms_since_t0) ms (env in $ENV_FILE)"

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Stage 2 of the VM's boot: PID 1 after switch_root (see initramfs-init.sh),
 # running from the host's root seen read-only through the overlay. Finishes
-# the system setup, brings Ceph up (ceph-up.sh), then serves jobs:
+# the system setup, brings Ceph up (ceph-up.sh), then serves jobs. With
+# nbdk.init=systemd it only prepares the root and execs systemd, which runs
+# the rest as two units: nbdk-vm-ceph.service (`guest-init.sh ceph`), then
+# nbdk-vm-agent.service (`guest-init.sh agent`, always agent mode).
 #   nbdk.mode=agent    run each new share/jobs/*.job in name order, output
 #                      to share/out/<id>.out, status to share/out/<id>.rc,
 #                      until share/poweroff appears (vm-start, vm-exec, vm-stop)
@@ -37,6 +40,24 @@ arg() {
   done
 }
 
+# modprobe and depmod look in /lib/modules/<running version>: point it at
+# the unpacked kernel in the host's cache, visible here at the same path.
+link_modules() {
+  local moddir
+  moddir=$(arg moddir)
+  mkdir -p /lib/modules
+  ln -sfn "$moddir" "/lib/modules/$(uname -r)"
+}
+
+setup_share() {
+  mkdir -p "$SHARE"
+  mkfifo /run/nbdk-vm/nap
+  exec {NAP_FD}<>/run/nbdk-vm/nap
+  # cache=none: files the host writes (jobs) show up at once.
+  mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+}
+
+# What systemd as PID 1 does itself; done here without it.
 setup_system() {
   mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null ||
     { mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts; }
@@ -51,17 +72,58 @@ setup_system() {
   mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true
   hostname nbdk-vm
   ip link set lo up
-  # modprobe and depmod look in /lib/modules/<running version>: point it at
-  # the unpacked kernel in the host's cache, visible here at the same path.
-  local moddir
-  moddir=$(arg moddir)
-  mkdir -p /lib/modules
-  ln -sfn "$moddir" "/lib/modules/$(uname -r)"
-  mkdir -p "$SHARE"
-  mkfifo /run/nbdk-vm/nap
-  exec {NAP_FD}<>/run/nbdk-vm/nap
-  # cache=none: files the host writes (jobs) show up at once.
-  mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+  link_modules
+}
+
+# Prepares the root (on its disk, so only once per disk) and becomes
+# systemd. The host's own enabled units are masked: its fstab, disks,
+# databases and timers are not this VM's. systemd-tmpfiles must not empty
+# /tmp: through the overlay that costs minutes.
+exec_systemd() {
+  (($$ == 1)) || { echo "guest-init.sh: not PID 1 of the test VM" >&2; exit 1; }
+  link_modules
+  if [[ ! -e /etc/nbdk-vm-root ]]; then
+    # A build machine that is itself a container would make systemd take
+    # the VM for one too (and skip udev and more).
+    rm -f /.dockerenv /run/.containerenv
+    echo nbdk-vm >/etc/hostname
+    : >/etc/fstab
+    mkdir -p /etc/tmpfiles.d
+    ln -sf /dev/null /etc/tmpfiles.d/tmp.conf
+    local wanted
+    for wanted in /etc/systemd/system/*.wants/*; do
+      [[ -e $wanted || -L $wanted ]] && ln -sfn /dev/null "/etc/systemd/system/${wanted##*/}"
+    done
+    # The cluster comes before network-online.target: to the units under
+    # test it is the network storage a host reaches once online.
+    cat >/etc/systemd/system/nbdk-vm-ceph.service <<EOF
+[Unit]
+Description=nbdkeeper test VM: the one-node Ceph cluster
+Before=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+TimeoutStartSec=600
+ExecStart=$HERE/guest-init.sh ceph
+StandardOutput=journal+console
+EOF
+    cat >/etc/systemd/system/nbdk-vm-agent.service <<EOF
+[Unit]
+Description=nbdkeeper test VM: the host's jobs
+Requires=nbdk-vm-ceph.service
+After=nbdk-vm-ceph.service
+
+[Service]
+ExecStart=$HERE/guest-init.sh agent
+StandardOutput=journal+console
+EOF
+    mkdir -p /etc/systemd/system/multi-user.target.wants
+    ln -sfn /etc/systemd/system/nbdk-vm-ceph.service /etc/systemd/system/multi-user.target.wants/
+    ln -sfn /etc/systemd/system/nbdk-vm-agent.service /etc/systemd/system/multi-user.target.wants/
+    touch /etc/nbdk-vm-root
+  fi
+  exec /lib/systemd/systemd --unit=multi-user.target
 }
 
 bring_up_ceph() {
@@ -93,6 +155,12 @@ nbd_configured() {
 clean_up_after_job() {
   local out=$1 dev src mnt rest
   shift
+  # A job that leaves its volumes for the next one on purpose (a power cut
+  # with volumes staged) says so with this file.
+  if [[ -e /run/nbdk-vm/keep-devices ]]; then
+    rm -f /run/nbdk-vm/keep-devices
+    return
+  fi
   nbd_configured
   for dev in "${NBD_CONFIGURED[@]}"; do
     [[ " $* " == *" $dev "* ]] && continue
@@ -156,13 +224,37 @@ run_console_job() {
   echo "$rc" >"$SHARE/console.rc"
 }
 
-setup_system
-log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
-if bring_up_ceph; then
+# Ready: the env for jobs, then the host is told.
+announce_ready() {
   set -a
   source /run/nbdk-test/env
   set +a
   cp /run/nbdk-test/env "$SHARE/ready"
+}
+
+case "${1:-}" in
+  ceph)  # nbdk-vm-ceph.service
+    mkdir -p "$SHARE"
+    mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+    log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
+    export NBDK_CEPH_STATE=/var/lib/nbdk-ceph NBDK_CEPH_STORE=bluestore
+    bring_up_ceph && exit 0
+    poweroff_now
+    ;;
+  agent)  # nbdk-vm-agent.service
+    mkfifo /run/nbdk-vm/nap
+    exec {NAP_FD}<>/run/nbdk-vm/nap
+    announce_ready
+    serve_jobs
+    poweroff_now
+    ;;
+esac
+[[ $(arg init) == systemd ]] && exec_systemd
+setup_system
+setup_share
+log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
+if bring_up_ceph; then
+  announce_ready
   case "$(arg mode)" in
     console) run_console_job ;;
     *) serve_jobs ;;

@@ -24,10 +24,11 @@ while read -r ko params; do
   insmod "/modules/$ko" $params || fail "insmod $ko failed"
 done </modules/order
 
-stage2=
+stage2= disk=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     nbdk.stage2=*) stage2=${arg#nbdk.stage2=} ;;
+    nbdk.disk=*) disk=${arg#nbdk.disk=} ;;
   esac
 done
 [ -n "$stage2" ] || fail "no nbdk.stage2= on the kernel command line"
@@ -35,7 +36,14 @@ done
 mkdir -p /lower /rw /newroot
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostroot /lower ||
   fail "cannot mount the host root over 9p"
-mount -t tmpfs -o mode=0755 tmpfs /rw
+# The overlay's upper layer: tmpfs, or with nbdk.disk=<dev> an ext4 disk
+# that keeps what the VM wrote (installed files, the node journal) across a
+# power cut and the next boot, as a host's root disk does.
+if [ -n "$disk" ]; then
+  mount -t ext4 "/dev/$disk" /rw || fail "cannot mount /dev/$disk"
+else
+  mount -t tmpfs -o mode=0755 tmpfs /rw
+fi
 mkdir -p /rw/upper /rw/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
   fail "cannot mount the overlay root"

@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # (modules.softdep: "jbd2 pre: crypto-crc32c"), which modules.dep omits;
 # libcrc32c allocates it when inserted, before modprobe works in the VM.
 readonly MODULES=(
-  virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
+  virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk
   9pnet 9pnet_virtio netfs fscache 9p overlay
   "nbd nbds_max=16"
   crc32c_generic crc16 mbcache jbd2 ext4

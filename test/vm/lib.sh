@@ -55,20 +55,32 @@ vm_kill_qemu() {
   return 1
 }
 
-# Sets QEMU_ARGV for a VM in mode $1 (agent|console; see guest-init.sh).
-# Needs KERNEL, INITRD and MODDIR from kernel.sh. TCG only: KVM does not
-# work on these machines. No network device: Ceph talks over lo.
+# The systemd mode's root disk: the overlay's upper layer (initramfs-init.sh).
+vm_disk() { echo "$NBDK_VM_STATE/disk.img"; }
+
+# Sets QEMU_ARGV for a VM in mode $1 (agent|console; see guest-init.sh);
+# with $2 = systemd, systemd is PID 1 and the root keeps its writes on
+# vm_disk across boots. Needs KERNEL, INITRD and MODDIR from kernel.sh. TCG
+# only: KVM does not work on these machines. No network device: Ceph talks
+# over lo.
 vm_qemu_argv() {
-  local mode=$1
+  local mode=$1 init=${2:-plain}
+  local append="console=ttyS0 quiet panic=-1 nbdk.stage2=$NBDK_VM_DIR/guest-init.sh nbdk.moddir=$MODDIR nbdk.mode=$mode"
   QEMU_ARGV=(
     qemu-system-x86_64 -accel tcg,thread=multi -cpu max
     -m "${NBDK_VM_MEM:-2048}" -smp "${NBDK_VM_CPUS:-2}"
     -no-reboot -nic none
     -kernel "$KERNEL" -initrd "$INITRD"
-    -append "console=ttyS0 quiet panic=-1 nbdk.stage2=$NBDK_VM_DIR/guest-init.sh nbdk.moddir=$MODDIR nbdk.mode=$mode"
     -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$NBDK_VM_STATE/share,mount_tag=nbdkshare,security_model=none,multidevs=remap"
   )
+  if [[ $init == systemd ]]; then
+    # No getty on the serial console: its device unit never shows up
+    # here, and the wait for it keeps the system "starting" for 90 s.
+    append+=" nbdk.init=systemd nbdk.disk=vda systemd.getty_auto=0"
+    QEMU_ARGV+=(-drive "file=$(vm_disk),if=virtio,format=raw")
+  fi
+  QEMU_ARGV+=(-append "$append")
 }
 
 # Loads KVER, KERNEL, INITRD, MODDIR (fetching/building them if needed).
@@ -79,14 +91,26 @@ vm_load_kernel() {
 }
 
 # A fresh state directory: a stale VM still using it is stopped first.
+# With $1 = keep-disk the root disk stays (the next boot of the same host).
 vm_fresh_state() {
   local pid
   if pid=$(vm_qemu_pid); then
     vm_log "stopping a stale VM (qemu pid $pid) left in $NBDK_VM_STATE"
     vm_kill_qemu "$pid" || vm_die "cannot stop the stale qemu $pid"
   fi
-  rm -rf "$NBDK_VM_STATE"
+  if [[ ${1:-} == keep-disk ]]; then
+    [[ -f $(vm_disk) ]] || vm_die "no root disk to boot again in $NBDK_VM_STATE"
+    rm -rf "$NBDK_VM_STATE/share" "$NBDK_VM_STATE/console.log"
+  else
+    rm -rf "$NBDK_VM_STATE"
+  fi
   mkdir -p "$NBDK_VM_STATE"/share/{jobs,out}
+}
+
+# A new, empty ext4 root disk (sparse): the overlay's upper layer.
+vm_new_disk() {
+  truncate -s "${NBDK_VM_DISK_SIZE:-4G}" "$(vm_disk)"
+  mkfs.ext4 -q -F -L nbdk-root "$(vm_disk)" || vm_die "mkfs.ext4 of $(vm_disk) failed"
 }
 
 # Prints the Ceph bring-up output and log tails the guest left in the share.
