@@ -1,0 +1,333 @@
+// The shipped unit under systemd as PID 1 (runs in the systemd VM): installed
+// exactly as README.md's systemd section says, then each thing an operator
+// relies on, with writers on an ext4 and a block volume throughout. The
+// tests run in order and build on each other (one daemon, one set of
+// volumes); the last one leaves the volumes staged for the power cut that
+// cold-boot.sh makes next.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "test/common/vm_command.h"
+#include "test/systemd/systemd_vm_env.h"
+#include "test/systemd/unit_control.h"
+
+namespace nbdk::systemdtest {
+namespace {
+
+using namespace std::chrono_literals;
+using vmtest::GetVolumeStatus;
+using vmtest::RbdNbdProcessesFor;
+using vmtest::VmCeph;
+using vmtest::Writer;
+
+class SystemdUnit : public ::testing::Test {
+ protected:
+  static VmCeph& Ceph() {
+    static VmCeph ceph = VmCeph::FromEnv();
+    return ceph;
+  }
+  static std::map<std::string, std::unique_ptr<Writer>>& Writers() {
+    static std::map<std::string, std::unique_ptr<Writer>> writers;
+    return writers;
+  }
+  static const std::vector<const CsiVolume*>& Volumes() {
+    static const std::vector<const CsiVolume*> volumes = {&Ext4Volume(), &BlockVolume()};
+    return volumes;
+  }
+
+  void SetUp() override {
+    if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
+  }
+
+  // The rbd-nbd pid serving each volume (0 when not exactly one).
+  static std::map<std::string, pid_t> ServerPids() {
+    std::map<std::string, pid_t> pids;
+    for (const CsiVolume* v : Volumes()) {
+      std::vector<pid_t> p = RbdNbdProcessesFor(Ceph(), v->image);
+      pids[v->image] = p.size() == 1 ? p[0] : 0;
+    }
+    return pids;
+  }
+
+  static void ResetWriters() {
+    for (auto& [image, w] : Writers()) w->ResetLongest();
+  }
+
+  // Every writer: no IO error; the longest pause since ResetWriters().
+  static void ExpectWritersUnharmed(const char* step) {
+    for (auto& [image, w] : Writers()) {
+      EXPECT_EQ(w->errors(), 0u) << step << ": IO errors on " << image;
+      std::printf("[ %s ] %s: longest write %.2f s, %llu writes so far, %llu errors\n", step, image.c_str(),
+                  w->longest_s(), static_cast<unsigned long long>(w->writes()),
+                  static_cast<unsigned long long>(w->errors()));
+    }
+  }
+
+  // Waits until every volume is Connected in /status; its entries then.
+  static std::map<std::string, vmtest::VolumeStatus> WaitConnected(std::chrono::milliseconds timeout) {
+    std::map<std::string, vmtest::VolumeStatus> seen;
+    WaitUntil(
+        [&] {
+          seen.clear();
+          for (const CsiVolume* v : Volumes()) {
+            auto s = GetVolumeStatus(kHealthPort, v->image);
+            if (!s || s->state != "Connected") return false;
+            seen[v->image] = *s;
+          }
+          return true;
+        },
+        timeout);
+    return seen;
+  }
+
+  // After a daemon restart that left the children alive: same pids, adopted.
+  static void ExpectAdopted(const std::map<std::string, pid_t>& before, const char* step) {
+    auto status = WaitConnected(60s);
+    ASSERT_EQ(status.size(), Volumes().size()) << step << ": not every volume Connected in /status";
+    EXPECT_EQ(ServerPids(), before) << step << ": an rbd-nbd changed";
+    for (const auto& [image, s] : status) {
+      EXPECT_TRUE(s.adopted) << step << ": " << image << " not adopted";
+      EXPECT_EQ(s.pid, before.at(image)) << step << ": " << image;
+    }
+  }
+};
+
+TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
+  // The operator's own part: the cluster list, in ceph-csi's format.
+  std::filesystem::create_directories(std::filesystem::path(kCephCsiConfig).parent_path());
+  ASSERT_TRUE(vmtest::WriteCephCsiConfig(kCephCsiConfig, kCluster, Ceph()).ok());
+  Result<std::string> block = MarkdownBlockAfter(NBDK_SOURCE_DIR "/README.md", kInstallMarker);
+  ASSERT_TRUE(block.ok()) << block.status().ToString();
+  // The README's commands run from a source tree with its build in
+  // `build/`: one made of links to this tree and its build directory.
+  const std::filesystem::path tree = "/root/nbdk-install";
+  std::filesystem::remove_all(tree);
+  std::filesystem::create_directories(tree);
+  std::filesystem::create_directory_symlink(NBDK_BUILD_DIR, tree / "build");
+  std::filesystem::create_directory_symlink(NBDK_SOURCE_DIR "/systemd", tree / "systemd");
+  std::ofstream(tree / "install.sh") << *block;
+  ASSERT_EQ(::chdir(tree.c_str()), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto ran = vmtest::RunCommand({"bash", "-euo", "pipefail", "install.sh"}, /*merge_stderr=*/true);
+  double install_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  ASSERT_EQ(ran->exit.code, 0) << "the README's install commands failed:\n" << *block << "\n" << ran->stdout_text;
+
+  // `enable --now` of a Type=notify unit returns once READY=1 came: the
+  // daemon must answer as ready at that very moment.
+  csi::v1::ProbeResponse probe;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(IdentityStub()->Probe(&ctx, {}, &probe).ok());
+  EXPECT_TRUE(probe.ready().value()) << "active before the daemon was ready";
+  auto props = UnitProperties(kUnit, {"Type", "ActiveState", "StatusText", "NRestarts",
+                                      "ExecMainStartTimestampMonotonic", "ActiveEnterTimestampMonotonic"});
+  ASSERT_TRUE(props.ok()) << props.status().ToString();
+  EXPECT_EQ((*props)["Type"], "notify");
+  EXPECT_EQ((*props)["ActiveState"], "active");
+  EXPECT_EQ((*props)["NRestarts"], "0");
+  const std::string status_text = (*props)["StatusText"];
+  EXPECT_FALSE(status_text.empty()) << "no STATUS= from the daemon";
+  Result<std::string> shown = Systemctl({"status", "--no-pager", kUnit});
+  ASSERT_TRUE(shown.ok()) << shown.status().ToString();
+  EXPECT_NE(shown->find("Status: \"" + status_text), std::string::npos) << *shown;
+  double to_ready = (std::stod((*props)["ActiveEnterTimestampMonotonic"]) -
+                     std::stod((*props)["ExecMainStartTimestampMonotonic"])) / 1e6;
+  std::printf("[ install ] README commands %.1f s; exec to READY=1 (active) %.2f s; STATUS=\"%s\"\n", install_s,
+              to_ready, status_text.c_str());
+}
+
+TEST_F(SystemdUnit, StagesAndPublishesAnExt4AndABlockVolumeWithWriters) {
+  auto node = NodeStub();
+  for (const CsiVolume* v : Volumes()) {
+    ASSERT_TRUE(vmtest::CreateImage(Ceph(), v->image, 128).ok()) << v->image;
+    // What kubelet creates before it calls the plugin.
+    std::filesystem::create_directories(v->StagingPath());
+    std::filesystem::create_directories(std::filesystem::path(v->TargetPath()).parent_path());
+    csi::v1::NodeStageVolumeResponse staged;
+    grpc::ClientContext c1;
+    grpc::Status s = node->NodeStageVolume(&c1, v->StageRequest(Ceph()), &staged);
+    ASSERT_TRUE(s.ok()) << v->image << ": " << s.error_message();
+    csi::v1::NodePublishVolumeResponse published;
+    grpc::ClientContext c2;
+    s = node->NodePublishVolume(&c2, v->PublishRequest(), &published);
+    ASSERT_TRUE(s.ok()) << v->image << ": " << s.error_message();
+    auto w = Writer::Start(v->DataPath());
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    Writers()[v->image] = std::move(*w);
+  }
+  std::this_thread::sleep_for(2s);
+  for (auto& [image, w] : Writers()) EXPECT_GT(w->writes(), 0u) << image;
+  for (const auto& [image, pid] : ServerPids()) {
+    ASSERT_NE(pid, 0) << image;
+    EXPECT_EQ(CgroupOf(pid), "/system.slice/nbdkeeperd.service") << image;
+  }
+}
+
+TEST_F(SystemdUnit, RestartKeepsEveryRbdNbdAndAdoptsIt) {
+  auto before = ServerPids();
+  auto old = StateOf(kUnit);
+  ASSERT_TRUE(old.ok());
+  ResetWriters();
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Systemctl({"restart", kUnit}).ok());
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto now = StateOf(kUnit);
+  ASSERT_TRUE(now.ok());
+  EXPECT_NE(now->main_pid, old->main_pid);
+  ExpectAdopted(before, "systemctl restart");
+  std::printf("[ systemctl restart ] back (READY=1) in %.2f s\n", took);
+  ExpectWritersUnharmed("systemctl restart");
+}
+
+TEST_F(SystemdUnit, SigkillOfTheDaemonIsRestartedAndItsChildrenAdopted) {
+  auto before = ServerPids();
+  auto old = StateOf(kUnit);
+  ASSERT_TRUE(old.ok());
+  ResetWriters();
+  ASSERT_TRUE(Systemctl({"kill", "--kill-whom=main", "-s", "SIGKILL", kUnit}).ok());
+  double back = WaitForNewMainPid(kUnit, old->main_pid, 60s);
+  ASSERT_GE(back, 0) << "Restart= did not bring the daemon back";
+  ExpectAdopted(before, "systemctl kill --kill-whom=main -s SIGKILL");
+  std::printf("[ systemctl kill --kill-whom=main -s SIGKILL ] active again after %.2f s\n", back);
+  ExpectWritersUnharmed("SIGKILL main");
+}
+
+// What `systemctl kill` does without --kill-whom: every process of the
+// unit, rbd-nbd included, is killed. The daemon comes back and re-attaches
+// each volume to its own device.
+TEST_F(SystemdUnit, SigkillOfTheWholeUnitIsHealedOnTheSameDevices) {
+  auto before = WaitConnected(30s);
+  ASSERT_EQ(before.size(), Volumes().size());
+  auto old = StateOf(kUnit);
+  ASSERT_TRUE(old.ok());
+  ResetWriters();
+  ASSERT_TRUE(Systemctl({"kill", "-s", "SIGKILL", kUnit}).ok());
+  ASSERT_GE(WaitForNewMainPid(kUnit, old->main_pid, 60s), 0) << "Restart= did not bring the daemon back";
+  auto after = WaitConnected(180s);
+  ASSERT_EQ(after.size(), Volumes().size()) << "not every volume re-attached";
+  for (const auto& [image, s] : after) {
+    EXPECT_EQ(s.device, before.at(image).device) << image << " moved to another device";
+    EXPECT_NE(s.pid, before.at(image).pid) << image;
+  }
+  ExpectWritersUnharmed("systemctl kill -s SIGKILL (all)");
+}
+
+TEST_F(SystemdUnit, WatchdogKillsAStoppedDaemonAndRbdNbdOutlivesIt) {
+  auto props = UnitProperties(kUnit, {"WatchdogUSec", "TimeoutAbortUSec"});
+  ASSERT_TRUE(props.ok());
+  auto before = ServerPids();
+  auto old = StateOf(kUnit);
+  ASSERT_TRUE(old.ok());
+  ResetWriters();
+  ASSERT_EQ(::kill(old->main_pid, SIGSTOP), 0);
+  double back = WaitForNewMainPid(kUnit, old->main_pid, 180s);
+  ASSERT_GE(back, 0) << "the watchdog did not replace the stopped daemon";
+  ExpectAdopted(before, "watchdog");
+  auto journal = JournalJson(kUnit);
+  ASSERT_TRUE(journal.ok());
+  bool timeout_logged = false;
+  for (const std::string& e : *journal) timeout_logged |= e.find("Watchdog timeout") != std::string::npos;
+  EXPECT_TRUE(timeout_logged) << "systemd did not log a watchdog timeout for the unit";
+  std::printf("[ watchdog ] SIGSTOP to ready again %.1f s (WatchdogSec %s, TimeoutAbortSec %s)\n", back,
+              (*props)["WatchdogUSec"].c_str(), (*props)["TimeoutAbortUSec"].c_str());
+  ExpectWritersUnharmed("watchdog");
+}
+
+TEST_F(SystemdUnit, KilledRbdNbdIsReattachedInsideTheUnitsCgroup) {
+  const CsiVolume& v = Ext4Volume();
+  auto before = WaitConnected(30s);
+  ASSERT_EQ(before.size(), Volumes().size());
+  ResetWriters();
+  ASSERT_EQ(::kill(before.at(v.image).pid, SIGKILL), 0);
+  auto start = std::chrono::steady_clock::now();
+  std::optional<vmtest::VolumeStatus> now;
+  WaitUntil(
+      [&] {
+        now = GetVolumeStatus(kHealthPort, v.image);
+        return now && now->state == "Connected" && now->pid != before.at(v.image).pid;
+      },
+      120s);
+  ASSERT_TRUE(now && now->state == "Connected") << "not re-attached";
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(now->device, before.at(v.image).device);
+  auto cgroup = UnitProperties(kUnit, {"ControlGroup"});
+  ASSERT_TRUE(cgroup.ok());
+  EXPECT_EQ(CgroupOf(now->pid), (*cgroup)["ControlGroup"]) << "the new rbd-nbd left the unit";
+  std::printf("[ kill -9 rbd-nbd ] re-attached in %.2f s, new pid %d in %s\n", took, now->pid,
+              CgroupOf(now->pid).c_str());
+  ExpectWritersUnharmed("kill -9 rbd-nbd");
+}
+
+TEST_F(SystemdUnit, StopThenStartKeepsTheChildrenServing) {
+  ASSERT_EQ(Writers().size(), Volumes().size());
+  auto before = ServerPids();
+  ResetWriters();
+  ASSERT_TRUE(Systemctl({"stop", kUnit}).ok());
+  auto stopped = StateOf(kUnit);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->active_state, "inactive");
+  uint64_t writes_at_stop = Writers().begin()->second->writes();
+  std::this_thread::sleep_for(3s);
+  for (const auto& [image, pid] : before) EXPECT_EQ(::kill(pid, 0), 0) << image << "'s rbd-nbd died on stop";
+  EXPECT_GT(Writers().begin()->second->writes(), writes_at_stop) << "IO stopped while the daemon was stopped";
+  ASSERT_TRUE(Systemctl({"start", kUnit}).ok());
+  ExpectAdopted(before, "systemctl stop; start");
+  ExpectWritersUnharmed("systemctl stop; start");
+}
+
+// The daemon's events are in the journal natively: fields an operator can
+// filter on (journalctl -u nbdkeeperd VOLUME=sd-ext4 EVENT=...).
+TEST_F(SystemdUnit, JournalHoldsTheDaemonsEventsWithFields) {
+  auto journal = JournalJson(kUnit);
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  size_t native = 0, for_volume = 0, with_state = 0, warnings_for_volume = 0;
+  const std::string volume_field = "\"VOLUME\":\"" + Ext4Volume().image + "\"";
+  for (const std::string& e : *journal) {
+    if (e.find("\"SYSLOG_IDENTIFIER\":\"nbdkeeperd\"") == std::string::npos) continue;
+    if (e.find("\"EVENT\":") == std::string::npos) continue;
+    ++native;
+    if (e.find(volume_field) == std::string::npos) continue;
+    ++for_volume;
+    with_state += e.find("\"STATE\":") != std::string::npos;
+    warnings_for_volume += e.find("\"PRIORITY\":\"4\"") != std::string::npos ||
+                           e.find("\"PRIORITY\":\"3\"") != std::string::npos;
+  }
+  std::printf("[ journal ] %zu entries for the unit, %zu with EVENT=, %zu with VOLUME=%s (%zu with STATE=, %zu "
+              "warnings or errors)\n",
+              journal->size(), native, for_volume, Ext4Volume().image.c_str(), with_state, warnings_for_volume);
+  EXPECT_GT(native, 0u) << "no native journal entries (EVENT=) from the daemon";
+  EXPECT_GT(for_volume, 0u);
+  EXPECT_GT(with_state, 0u);
+  EXPECT_GT(warnings_for_volume, 0u) << "the killed rbd-nbd left no warning with the volume's field";
+}
+
+// Leaves both CSI volumes staged and published with data on them, and one
+// volume mapped and persisted by nbdkeeperctl, for cold-boot.sh's power
+// cut. The agent must not clean them up after this job.
+TEST_F(SystemdUnit, LeavesVolumesStagedForAPowerCut) {
+  for (auto& [image, w] : Writers()) w->Stop();
+  ExpectWritersUnharmed("before the power cut");
+  for (const CsiVolume* v : Volumes()) {
+    Status s = WriteMarker(v->DataPath(), v->block, MarkerText(v->image));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(vmtest::CreateImage(Ceph(), kCtlImage, 64).ok());
+  CtlRun map = Ctl({"map", Ceph().pool + "/" + kCtlImage, "--cluster", kCluster, "--id", Ceph().user, "--mount",
+                    kCtlMount, "--persist"});
+  ASSERT_EQ(map.exit, 0) << map.output;
+  Status s = WriteMarker(std::string(kCtlMount) + "/marker", false, MarkerText(kCtlImage));
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::ofstream("/run/nbdk-vm/keep-devices").close();
+}
+
+}  // namespace
+}  // namespace nbdk::systemdtest
