@@ -109,7 +109,7 @@ class Daemon {
     NBDK_RETURN_IF_ERROR(StartNode());
 
     view_.write_volumes = [this](rapidjson::Writer<rapidjson::StringBuffer>& w) {
-      WriteVolumesJson(*volumes_, supervisor_, config_.status_shows_output, w);
+      WriteVolumesJson(*volumes_, supervisor_, node_->options.boot_id, config_.status_shows_output, w);
     };
     InstallStatusPages(*health_, metrics_, view_);
     AddSupervisorMetrics(metrics_, supervisor_, *volumes_);

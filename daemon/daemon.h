@@ -11,8 +11,9 @@ namespace nbdk {
 //
 // Signals: SIGTERM and SIGINT stop gracefully (stop accepting, finish
 // in-flight RPCs, remove the socket; rbd-nbd children keep serving unless
-// on_stop=detach). SIGHUP is ignored: logs go to stderr, so there is no file
-// to reopen. SIGPIPE is ignored so a vanished peer is an error, not a death.
+// on_stop=detach). SIGHUP is ignored: logs go to stderr or the journal, so
+// there is no file to reopen. SIGPIPE is ignored so a vanished peer is an
+// error, not a death.
 int RunDaemon(const Config& config);
 
 }  // namespace nbdk

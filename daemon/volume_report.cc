@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "journal/heal_plan.h"
+
 namespace nbdk {
 namespace {
 
@@ -47,10 +49,21 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<
   w.EndArray();
 }
 
+// The same test and word as the healer's (journal/heal_plan.h): nothing of
+// an earlier boot's mapping exists now, so the old device is not shown as
+// the volume's.
+void WriteStaleBoot(const VolumeRecord& r, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  String(w, "state", std::string(HealActionName(HealAction::kStaleBoot)));
+  String(w, "reason", "the node rebooted since this volume was staged (under boot " + r.boot_id +
+                          "): its device and rbd-nbd are gone and are not re-mapped; unstage it or stage it again");
+  String(w, "device", "");
+  String(w, "previous_device", r.nbd_device);
+}
+
 }  // namespace
 
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, bool show_output,
-                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
+                      bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w) {
   std::map<std::string, MappingSnapshot> mappings;
   for (MappingSnapshot& s : supervisor.Snapshots()) mappings[s.volume_id] = std::move(s);
   w.StartArray();
@@ -69,6 +82,8 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     if (it != mappings.end()) {
       WriteMapping(it->second, show_output, w);
       mappings.erase(it);
+    } else if (r.boot_id != boot_id) {
+      WriteStaleBoot(r, w);
     } else {
       String(w, "state", "Unmapped");
       String(w, "device", r.nbd_device);

@@ -16,8 +16,16 @@ namespace nbdk {
 // rbd-nbd's own output (output_tail, last_exit_output) only with
 // `show_output`: it is raw text from a process reading cluster and image
 // metadata, and the health port may be reachable by more than root.
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, bool show_output,
-                      rapidjson::Writer<rapidjson::StringBuffer>& w);
+//
+// A staged volume without a mapping is "Unmapped" with its journaled
+// device, unless its record is from a boot other than `boot_id` (this
+// boot's, journal/node_boot_id.h): then the node rebooted since, and the
+// healer left it alone (HealAction::kStaleBoot). Its state is "StaleBoot"
+// with a reason saying what to do, "device" is "" and the journaled device
+// is "previous_device": that /dev/nbdN belonged to the boot before and may
+// now serve another volume.
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
+                      bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w);
 
 // Registers the supervisor's counters, transitions and state gauges.
 void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes);

@@ -49,10 +49,12 @@ void Mapping::Transition(MappingState to, std::string reason) {
   reason_ = std::move(reason);
   state_since_ms_ = env_.loop.NowMs();
   bool bad = to == MappingState::kDead || to == MappingState::kExpired || to == MappingState::kFailed;
+  // "state", as in every event that names a mapping's state: the journal's
+  // STATE= then finds the transitions into a state (log_journal.h).
   Log(bad ? LogLevel::kWarn : LogLevel::kInfo, "mapping_state",
       {{"volume", request_.volume_id},
        {"from", MappingStateName(from)},
-       {"to", MappingStateName(to)},
+       {"state", MappingStateName(to)},
        {"reason", reason_},
        {"device", device_},
        {"pid", ServerPid()}});

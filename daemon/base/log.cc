@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
+
+#include "daemon/base/log_journal.h"
 
 namespace nbdk {
 namespace {
@@ -65,6 +68,15 @@ std::string Timestamp() {
   return out;
 }
 
+void AppendFields(std::string* out, std::initializer_list<LogField> fields) {
+  for (const LogField& f : fields) {
+    out->push_back(' ');
+    out->append(f.key);
+    out->push_back('=');
+    AppendValue(out, f.value);
+  }
+}
+
 }  // namespace
 
 bool ParseLogLevel(std::string_view text, LogLevel* out) {
@@ -87,17 +99,23 @@ std::string FormatLogLine(LogLevel level, std::string_view event,
   line.append(LevelName(level));
   line.append(" event=");
   AppendValue(&line, event);
-  for (const LogField& f : fields) {
-    line.push_back(' ');
-    line.append(f.key);
-    line.push_back('=');
-    AppendValue(&line, f.value);
-  }
+  AppendFields(&line, fields);
   return line;
+}
+
+std::string FormatLogMessage(std::string_view event, std::initializer_list<LogField> fields) {
+  std::string message;
+  AppendValue(&message, event);
+  AppendFields(&message, fields);
+  return message;
 }
 
 void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
   if (!LogEnabled(level)) return;
+  // Decided once: the stream systemd connected is the stderr we start with.
+  static const bool to_journal = IsJournalStream(std::getenv("JOURNAL_STREAM"), STDERR_FILENO);
+  // A failed send (journald gone) still leaves the event on stderr.
+  if (to_journal && SendToJournal(level, event, fields)) return;
   std::string line = Timestamp();
   line.push_back(' ');
   line += FormatLogLine(level, event, fields);

@@ -1,9 +1,14 @@
-// Structured logging: one line per event, to stderr (journald collects it).
+// Structured logging: one event per call, written one of two ways.
+//
+// Under systemd, when stderr is the journal's stream (JOURNAL_STREAM names
+// it), each event goes to journald natively with a field per event field
+// (daemon/base/log_journal.h): `journalctl -u nbdkeeperd VOLUME=v1`.
+// Otherwise one line per event to stderr:
 //
 //   2026-11-22T04:52:51.123Z level=info event=mapping_state volume=v1 state=Connected
 //
 // Values containing spaces, quotes or '=' are quoted. Never pass a secret.
-// Thread-safe (each line is written with a single write(2)).
+// Thread-safe (each event is a single write(2) or a single sendmsg(2)).
 #pragma once
 
 #include <initializer_list>
@@ -33,6 +38,10 @@ bool LogEnabled(LogLevel level);
 // Formats one line (without the timestamp) - exposed for tests.
 std::string FormatLogLine(LogLevel level, std::string_view event,
                           std::initializer_list<LogField> fields);
+
+// The event and its fields as the line shows them, without timestamp and
+// level: `mapping_state volume=v1 state=Connected` (the journal's MESSAGE).
+std::string FormatLogMessage(std::string_view event, std::initializer_list<LogField> fields);
 
 void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields = {});
 

@@ -15,8 +15,8 @@ struct VolumeRow {
   std::string image;          // "pool/[ns/]image"
   std::string access;         // "ext4", "xfs", "block"
   std::string journal_state;  // "staged", "staging", ""
-  std::string state;          // the mapping's: Connected, Reattaching, ..., Unmapped
-  std::string device;
+  std::string state;          // the mapping's: Connected, Reattaching, ..., Unmapped, StaleBoot
+  std::string device;         // "" when none is the volume's now (StaleBoot: the node rebooted)
   int pid = 0;
   unsigned restarts = 0;
   double seconds_in_state = 0;

@@ -1,7 +1,8 @@
 // The real nbdkeeperd healing a journal written beforehand, on a host with
 // no nbd: a record from another boot (StaleBoot) and one whose device the
 // kernel does not have (Expired). Ready only after healing; both volumes
-// report an abnormal VolumeCondition that says why; the stale one unstages.
+// report an abnormal VolumeCondition that says why, /status calls the stale
+// one StaleBoot without its old device; the stale one unstages.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -90,6 +91,13 @@ TEST_F(HealDaemonTest, StaleBootAndExpiredVolumesAreReportedAndTheStaleOneUnstag
   EXPECT_TRUE(gone.abnormal());
   EXPECT_NE(gone.message().find("expired"), std::string::npos) << gone.message();
   EXPECT_NE(gone.message().find("/dev/nbd901 is no longer configured"), std::string::npos) << gone.message();
+
+  // /status neither calls it Unmapped nor shows the old boot's device as its.
+  std::string status = test::HttpGet(daemon.health_port(), "/status").body;
+  EXPECT_NE(status.find(R"("volume_id":"vol-stale")"), std::string::npos) << status;
+  EXPECT_NE(status.find(R"("state":"StaleBoot")"), std::string::npos) << status;
+  EXPECT_NE(status.find(R"("device":"","previous_device":"/dev/nbd900")"), std::string::npos) << status;
+  EXPECT_EQ(status.find("Unmapped"), std::string::npos) << status;
 
   csi::v1::NodeUnstageVolumeRequest req;
   req.set_volume_id("vol-stale");

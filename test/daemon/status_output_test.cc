@@ -1,7 +1,10 @@
 // /status over TCP from the real HealthServer and status pages, with a
 // mapping whose rbd-nbd (the fake) wrote to stderr: its raw output is not
-// published unless the daemon is configured to show it.
+// published unless the daemon is configured to show it. And the volumes
+// array for staged volumes without a mapping: one journaled in this boot is
+// Unmapped on its device, one from the boot before is StaleBoot.
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -25,6 +28,8 @@ class NoLockBreaks final : public LockBreaker {
     done(Status::Ok());
   }
 };
+
+constexpr char kBoot[] = "1b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b";
 
 class StatusOutputTest : public ::testing::Test {
  protected:
@@ -69,7 +74,7 @@ class StatusOutputTest : public ::testing::Test {
     Metrics metrics;
     DaemonView view{&config, &metrics, std::chrono::steady_clock::now(), [] { return true; }, nullptr};
     view.write_volumes = [&](rapidjson::Writer<rapidjson::StringBuffer>& w) {
-      WriteVolumesJson(*volumes_, *supervisor_, show_output, w);
+      WriteVolumesJson(*volumes_, *supervisor_, kBoot, show_output, w);
     };
     HealthServer server(loop_, {});
     InstallStatusPages(server, metrics, view);
@@ -83,6 +88,39 @@ class StatusOutputTest : public ::testing::Test {
     auto r = reply.get();
     EXPECT_EQ(r.status, 200);
     return r.body;
+  }
+
+  // Journals a staged volume `id` on `device` under `boot_id`.
+  void Stage(const std::string& id, const std::string& device, const std::string& boot_id) {
+    VolumeRecord r;
+    r.volume_id = id;
+    r.cluster_id = "test";
+    r.pool = "rbd";
+    r.image = id;
+    r.user_id = "csi";
+    r.keyfile_path = dir_ + "/no-key";
+    r.nbd_device = device;
+    r.cookie = id;
+    r.fs_type = "ext4";
+    r.staging_path = dir_ + "/staging/" + id;
+    r.rbd_nbd_pid = 4242;
+    r.boot_id = boot_id;
+    r.state = std::string(kStaged);
+    std::optional<Status> put;
+    volumes_->Put(r, [&](Status s) { put = s; });
+    RunUntil([&] { return put.has_value(); });
+    ASSERT_TRUE(put && put->ok());
+  }
+
+  // The "volumes" array as WriteVolumesJson writes it in boot kBoot.
+  rapidjson::Document Volumes() {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    WriteVolumesJson(*volumes_, *supervisor_, kBoot, false, w);
+    rapidjson::Document doc;
+    doc.Parse(buf.GetString(), buf.GetSize());
+    EXPECT_TRUE(doc.IsArray()) << buf.GetString();
+    return doc;
   }
 
   void RunUntil(const std::function<bool()>& done) {
@@ -113,6 +151,33 @@ TEST_F(StatusOutputTest, RawOutputIsNotPublishedByDefault) {
 TEST_F(StatusOutputTest, RawOutputIsShownWhenConfigured) {
   std::string body = StatusBody(true);
   EXPECT_NE(body.find("RAW RBD NBD OUTPUT"), std::string::npos) << body;
+}
+
+TEST_F(StatusOutputTest, AVolumeStagedBeforeTheRebootIsStaleBootWithoutADevice) {
+  Stage("vol-now", "/dev/nbd2", kBoot);
+  Stage("vol-old", "/dev/nbd3", "00000000-0000-0000-0000-000000000000");
+  rapidjson::Document volumes = Volumes();
+  ASSERT_TRUE(volumes.IsArray());
+  ASSERT_EQ(volumes.Size(), 2u);
+  auto str = [](const rapidjson::Value& v, const char* key) {
+    auto it = v.FindMember(key);
+    return it != v.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string("<absent>");
+  };
+  const rapidjson::Value& now = volumes[0];
+  const rapidjson::Value& old = volumes[1];
+  ASSERT_EQ(str(now, "volume_id"), "vol-now");
+  EXPECT_EQ(str(now, "state"), "Unmapped");
+  EXPECT_EQ(str(now, "device"), "/dev/nbd2");
+  EXPECT_EQ(str(now, "previous_device"), "<absent>");
+
+  ASSERT_EQ(str(old, "volume_id"), "vol-old");
+  EXPECT_EQ(str(old, "state"), "StaleBoot");
+  EXPECT_EQ(str(old, "journal_state"), "staged");
+  EXPECT_EQ(str(old, "device"), "") << "that /dev/nbd3 is another boot's and may serve another volume now";
+  EXPECT_EQ(str(old, "previous_device"), "/dev/nbd3");
+  std::string reason = str(old, "reason");
+  EXPECT_NE(reason.find("rebooted"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("unstage it or stage it again"), std::string::npos) << reason;
 }
 
 }  // namespace

@@ -68,12 +68,15 @@ constexpr char kStatus[] = R"({"version":"0.1.0","ready":true,"volumes":[
    "staging_path":"/var/lib/nbdkeeper/staging/db","targets":["/mnt/db"],"state":"Connected",
    "seconds_in_state":30.0,"device":"/dev/nbd0","pid":42,"restarts":1,"log":"/var/lib/nbdkeeper/logs/db.log"},
   {"volume_id":"raw","image":"rbd/ns/raw","journal_state":"staged","access":"block",
-   "staging_path":"/var/lib/nbdkeeper/staging/raw","targets":[],"state":"Unmapped","device":"/dev/nbd1"}]})";
+   "staging_path":"/var/lib/nbdkeeper/staging/raw","targets":[],"state":"Unmapped","device":"/dev/nbd1"},
+  {"volume_id":"old","image":"rbd/old","journal_state":"staged","access":"xfs",
+   "staging_path":"/var/lib/nbdkeeper/staging/old","targets":[],"state":"StaleBoot",
+   "reason":"the node rebooted since this volume was staged","device":"","previous_device":"/dev/nbd2"}]})";
 
 TEST(VolumeTableTest, StatusRowsAreFoundByAnyOfTheirNames) {
   auto status = ParseDaemonStatus(kStatus);
   ASSERT_TRUE(status.ok()) << status.status().ToString();
-  ASSERT_EQ(status->volumes.size(), 2u);
+  ASSERT_EQ(status->volumes.size(), 3u);
   for (const char* key : {"db", "rbd/db", "/dev/nbd0", "/mnt/db", "/var/lib/nbdkeeper/staging/db"}) {
     const VolumeRow* v = FindVolume(*status, key);
     ASSERT_NE(v, nullptr) << key;
@@ -81,6 +84,8 @@ TEST(VolumeTableTest, StatusRowsAreFoundByAnyOfTheirNames) {
   }
   EXPECT_EQ(FindVolume(*status, "raw")->image, "rbd/ns/raw");
   EXPECT_EQ(FindVolume(*status, "nothing"), nullptr);
+  EXPECT_EQ(FindVolume(*status, "/dev/nbd2"), nullptr) << "a stale boot's device is not the volume's";
+  EXPECT_EQ(FindVolume(*status, "old")->device, "");
   EXPECT_EQ(status->volumes[1].MountPoint(), "") << "a block volume without a target has none";
   EXPECT_FALSE(ParseDaemonStatus("[]").ok());
 }
@@ -95,6 +100,8 @@ TEST(VolumeTableTest, TableAndJsonCarryEveryColumn) {
   }
   EXPECT_EQ(table.find("\033["), std::string::npos) << "no colour off a terminal";
   EXPECT_NE(RenderTable(*status, true).find("\033[32mConnected"), std::string::npos);
+  EXPECT_NE(RenderTable(*status, true).find("\033[31mStaleBoot"), std::string::npos);
+  EXPECT_EQ(table.find("/dev/nbd2"), std::string::npos) << "no device shown for a stale boot\n" << table;
   std::string json = RenderJson(*status);
   EXPECT_NE(json.find(R"("mount_point":"/mnt/db")"), std::string::npos) << json;
 }
