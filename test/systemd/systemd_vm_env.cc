@@ -99,7 +99,7 @@ std::unique_ptr<csi::v1::Identity::Stub> IdentityStub() {
 }
 
 CtlRun Ctl(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"nbdkeeperctl", "--config", kDaemonConfig};
+  std::vector<std::string> argv = {"/usr/local/bin/nbdkeeperctl", "--config", kDaemonConfig};
   argv.insert(argv.end(), args.begin(), args.end());
   Result<vmtest::CommandOutput> out = vmtest::RunCommand(argv, /*merge_stderr=*/true);
   if (!out.ok()) return {-1, out.status().ToString()};

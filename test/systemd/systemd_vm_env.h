@@ -58,7 +58,7 @@ Result<std::string> ReadMarker(const std::string& path, bool block);
 std::unique_ptr<csi::v1::Node::Stub> NodeStub();
 std::unique_ptr<csi::v1::Identity::Stub> IdentityStub();
 
-// `nbdkeeperctl --config kDaemonConfig ARGS...` (installed by the README):
+// `nbdkeeperctl --config kDaemonConfig ARGS...`, where the README installs it:
 // exit code and merged output.
 struct CtlRun {
   int exit = -1;
