@@ -1,6 +1,8 @@
 # nbdk_csi_controller_request: the pure parts of the CSI Controller service
 # (request validation, image features, the volume context).
-add_library(nbdk_csi_controller_request STATIC ${CMAKE_CURRENT_LIST_DIR}/controller_request.cc)
+add_library(nbdk_csi_controller_request STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/controller_request.cc
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot_request.cc)
 target_link_libraries(nbdk_csi_controller_request PUBLIC nbdk_csi_node ${RBD_LIB})
 
 # nbdk_controller_service: the CSI Controller service - CreateVolume,
