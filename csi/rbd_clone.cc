@@ -109,15 +109,15 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
   return Status::Ok();
 }
 
-Status CloneThroughTemporarySnapshot(IoCtx& io, const std::string& parent, const std::string& snap,
-                                     const std::string& child, uint64_t features) {
-  auto existing = StatImage(io, child);
+Status CloneThroughTemporarySnapshot(IoCtx& parent_io, const std::string& parent, const std::string& snap,
+                                     IoCtx& child_io, const std::string& child, uint64_t features) {
+  auto existing = StatImage(child_io, child);
   if (!existing.ok() && existing.status().code() != Code::kNotFound) return existing.status();
   if (!existing.ok()) {
-    NBDK_RETURN_IF_ERROR(CreateSnapshot(io, parent, snap));
-    NBDK_RETURN_IF_ERROR(CloneImage(io, parent, snap, io, child, features));
+    NBDK_RETURN_IF_ERROR(CreateSnapshot(parent_io, parent, snap));
+    NBDK_RETURN_IF_ERROR(CloneImage(parent_io, parent, snap, child_io, child, features));
   }
-  return RemoveSnapshot(io, parent, snap);
+  return RemoveSnapshot(parent_io, parent, snap);
 }
 
 Result<int> CloneDepth(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image) {

@@ -63,8 +63,8 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
 // ceph-csi's step "snapshot, clone, remove the snapshot": parent@snap ->
 // child, then parent@snap is removed (it stays in the trash namespace while
 // the child needs it). Skips the clone when `child` exists.
-Status CloneThroughTemporarySnapshot(IoCtx& io, const std::string& parent, const std::string& snap,
-                                     const std::string& child, uint64_t features);
+Status CloneThroughTemporarySnapshot(IoCtx& parent_io, const std::string& parent, const std::string& snap,
+                                     IoCtx& child_io, const std::string& child, uint64_t features);
 
 // The number of ancestors of `image` (0: no parent), following parents into
 // other pools and into the trash.

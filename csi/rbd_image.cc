@@ -76,12 +76,6 @@ Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& ima
   }
 }
 
-Status RemoveImage(IoCtx& io, const std::string& image) {
-  int rc = io.cluster().NoteResult(rbd_remove(io.get(), image.c_str()));
-  if (rc < 0 && rc != -ENOENT) return StatusFromRados(rc, ImageWhat(io, "remove", image));
-  return Status::Ok();
-}
-
 Status GrowImage(IoCtx& io, const std::string& image, uint64_t size_bytes) {
   auto opened = OpenImage(io, image, false, "resize");
   if (!opened.ok()) return opened.status();

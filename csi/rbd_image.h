@@ -43,9 +43,6 @@ Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image);
 // so this call adds no watcher of its own.
 Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& image);
 
-// rbd_remove; a missing image is success.
-Status RemoveImage(IoCtx& io, const std::string& image);
-
 // rbd_resize to `size_bytes`. Never shrinks: a smaller size is success with
 // no change. NotFound when there is no such image.
 Status GrowImage(IoCtx& io, const std::string& image, uint64_t size_bytes);
