@@ -219,6 +219,10 @@ Result<std::vector<SnapshotInfo>> ListSnapshotsBlocking(const std::shared_ptr<Ra
       RadosOmapStore store(*io);
       VolumeJournal journal(store, store, {pool, pool}, kDefaultJournalInstance, RandomUuid, kSnapshotJournalNames);
       auto entries = journal.List();
+      // Every pool is read only without filters; a pool the user may not
+      // read holds none of its snapshots.
+      bool unreadable = !entries.ok() && entries.status().code() == Code::kFailedPrecondition;
+      if (unreadable && !params.source_volume_id) continue;
       if (!entries.ok()) return entries.status();
       for (const auto& [name, value] : *entries) candidates.emplace_back(value.image_pool_id.value_or(pool), value.uuid);
     }
