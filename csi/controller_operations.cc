@@ -2,36 +2,27 @@
 
 #include <optional>
 
+#include "csi/clone_operations.h"
 #include "csi/rbd_image.h"
 #include "journal/omap_store.h"
 #include "journal/omap_volume_journal.h"
 #include "journal/omap_volume_keys.h"
 
 namespace nbdk {
-namespace {
-
-// A volume named by its ID: the image pool, its journal attributes, and the
-// journal pool when that differs.
-struct FoundVolume {
-  std::optional<IoCtx> image_pool;  // nullopt: the pool is gone
-  std::optional<VolumeAttributes> attributes;
-};
 
 Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
-                               const std::string& ns) {
+                               const std::string& ns, const JournalNames& names) {
   FoundVolume out;
   auto io = IoCtx::OpenById(cluster, volume.decoded.pool_id, ns);
   if (!io.ok() && io.status().code() == Code::kNotFound) return out;
   if (!io.ok()) return io.status().WithContext("volume " + volume.volume_id);
   out.image_pool.emplace(std::move(*io));
   RadosOmapStore volumes(*out.image_pool);
-  auto attrs = ReadVolumeAttributes(volumes, volume.decoded.object_uuid);
+  auto attrs = ReadVolumeAttributes(volumes, volume.decoded.object_uuid, names);
   if (!attrs.ok()) return attrs.status().WithContext("volume " + volume.volume_id);
   out.attributes = std::move(*attrs);
   return out;
 }
-
-}  // namespace
 
 Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,
                                            const CreateVolumeParams& params, const std::string& ns) {
@@ -53,6 +44,9 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   RadosOmapStore directory(journal_io ? *journal_io : *image_io);
   VolumeJournal journal(directory, volumes, {*pool_id, journal_pool_id}, kDefaultJournalInstance, RandomUuid);
 
+  // The source is found first: an unknown one reserves nothing.
+  auto source = ResolveContentSource(cluster, params.source, params.size_bytes, ns);
+  if (!source.ok()) return source.status();
   auto found = journal.Lookup(params.name);
   if (!found.ok()) return found.status();
   VolumeReservation reservation;
@@ -60,20 +54,28 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
     reservation = **found;
     auto size = ImageSize(*image_io, reservation.image_name);
     if (!size.ok()) return size.status();
-    if (*size && static_cast<int64_t>(**size) != params.size_bytes) {
+    // A clone smaller than requested is one a crash kept from growing.
+    bool growing = *size && source->kind != ContentSource::Kind::kNone && **size < uint64_t(params.size_bytes);
+    if (*size && static_cast<int64_t>(**size) != params.size_bytes && !growing) {
       return Status::AlreadyExists("name " + params.name + ": volume exists with " + std::to_string(**size) +
                                    " bytes, " + std::to_string(params.size_bytes) + " requested");
     }
-    // A reservation whose image a crash kept from being created gets it now.
-    if (!*size) NBDK_RETURN_IF_ERROR(CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features));
+    // A reservation whose image a crash kept from being made (or finished)
+    // gets it now: every step of MakeVolumeImage carries on from where it
+    // stopped.
+    if (!*size || growing || source->kind == ContentSource::Kind::kVolume) {
+      NBDK_RETURN_IF_ERROR(MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source));
+    }
   } else {
     auto reserved = journal.Reserve(params.name, params.image_name);
     if (!reserved.ok()) return reserved.status();
     reservation = *reserved;
-    Status created = CreateImage(*image_io, reservation.image_name, params.size_bytes, params.features);
-    if (!created.ok()) {
-      (void)journal.Undo(params.name, reservation.uuid);
-      return created;
+    Status made = MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source);
+    if (!made.ok()) {
+      if (DiscardVolumeImage(cluster, *image_io, reservation.image_name, &*source).ok()) {
+        (void)journal.Undo(params.name, reservation.uuid);
+      }
+      return made;
     }
   }
   CreatedVolume out;
@@ -100,7 +102,9 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
     return Status::FailedPrecondition("volume " + volume.volume_id + ": image " + image + " in " + io.description() +
                                       " is in use by watcher " + watchers->front() + "; nothing deleted");
   }
-  NBDK_RETURN_IF_ERROR(RemoveImage(io, image));
+  // Snapshots and clones of the image keep it in the RBD trash until the
+  // last of them is deleted (csi/rbd_clone.h RemoveOrTrashImage).
+  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, nullptr));
   if (!found->attributes) return Status::Ok();
 
   RadosOmapStore volumes(io);

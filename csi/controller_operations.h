@@ -4,21 +4,38 @@
 // calls per request name / volume ID.
 //
 // Create: journal Lookup (cleaning stale keys) or Reserve, then the image
-// (docs/ceph-csi-compat.md's order). Delete: the reverse - the image, then
-// the per-volume object, then the directory key - and nothing at all while
-// the image has a watcher (it is mapped somewhere).
+// (docs/ceph-csi-compat.md's order), empty or from a content source
+// (csi/clone_operations.h). Delete: the reverse - the image and its
+// temporary clone (to the RBD trash while snapshots or clones depend on
+// them), then the per-volume object, then the directory key - and nothing
+// at all while the image has a watcher (it is mapped somewhere).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "csi/controller_request.h"
 #include "daemon/base/status.h"
+#include "journal/omap_volume_journal.h"
 #include "journal/rados_cluster.h"
 
 namespace nbdk {
+
+// A volume named by its ID: the image pool and its journal attributes.
+struct FoundVolume {
+  std::optional<IoCtx> image_pool;              // nullopt: the pool is gone
+  std::optional<VolumeAttributes> attributes;   // nullopt: no journal entry
+};
+
+// BLOCKING. Opens the volume's pool and reads csi.volume.<uuid> (or, with
+// kSnapshotJournalNames, csi.snap.<uuid>); a missing pool or object is a
+// FoundVolume with nullopt, not an error.
+Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                               const std::string& rados_namespace,
+                               const JournalNames& names = kVolumeJournalNames);
 
 struct CreatedVolume {
   std::string volume_id;  // ceph-csi's format (csi/volume_id.h)
@@ -27,7 +44,9 @@ struct CreatedVolume {
 };
 
 // `rados_namespace` is the effective one (parameter, else config.json's).
-// AlreadyExists when the name's image exists with another size.
+// AlreadyExists when the name's image exists with another size; NotFound
+// when the content source does not exist; OutOfRange when it is larger
+// than the requested size.
 Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,
                                            const CreateVolumeParams& params, const std::string& rados_namespace);
 

@@ -29,7 +29,9 @@ std::string Get(const Params& params, const char* key) {
 // A pool or namespace name: RADOS allows most bytes, but these end up in
 // object names, rbd-nbd arguments and the stash.
 
-Result<ControllerSecrets> ParseSecrets(const Params& secrets) {
+}  // namespace
+
+Result<ControllerSecrets> ParseControllerSecrets(const Params& secrets) {
   ControllerSecrets out;
   auto id = secrets.find("userID");
   if (id == secrets.end() || id->second.empty()) return Status::InvalidArgument("secrets: userID: missing");
@@ -44,18 +46,53 @@ Result<ControllerSecrets> ParseSecrets(const Params& secrets) {
   return out;
 }
 
+Status CheckRequestName(const char* field, const std::string& name) {
+  if (name.empty()) return Status::InvalidArgument(std::string(field) + ": missing");
+  if (name.size() > 253 || HasSpaceOrControl(name)) {
+    return Status::InvalidArgument(std::string(field) +
+                                   ": longer than 253 bytes, or has whitespace or a control character");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
 Result<VolumeRef> ParseVolumeRef(const std::string& volume_id, const Params& secrets) {
   if (volume_id.empty()) return Status::InvalidArgument("volume_id: missing");
   auto decoded = DecodeVolumeId(volume_id);
   // Every volume this driver (or ceph-csi) made has an ID that decodes, so
   // one that does not names no volume: NOT_FOUND, as the spec's callers expect.
   if (!decoded.ok()) return Status::NotFound("volume " + volume_id + " does not exist: " + decoded.status().message());
-  auto s = ParseSecrets(secrets);
+  auto s = ParseControllerSecrets(secrets);
   if (!s.ok()) return s.status();
   return VolumeRef{volume_id, std::move(*decoded), std::move(*s)};
 }
 
 int64_t RoundUpToMiB(int64_t bytes) { return (bytes + kMiB - 1) / kMiB * kMiB; }
+
+Result<ContentSource> ParseContentSource(const csi::v1::VolumeContentSource& source) {
+  ContentSource out;
+  const char* field = nullptr;
+  if (source.has_snapshot()) {
+    out.kind = ContentSource::Kind::kSnapshot;
+    out.id = source.snapshot().snapshot_id();
+    field = "volume_content_source.snapshot.snapshot_id";
+  } else if (source.has_volume()) {
+    out.kind = ContentSource::Kind::kVolume;
+    out.id = source.volume().volume_id();
+    field = "volume_content_source.volume.volume_id";
+  } else {
+    return Status::InvalidArgument("volume_content_source: neither a snapshot nor a volume");
+  }
+  if (out.id.empty()) return Status::InvalidArgument(std::string(field) + ": missing");
+  auto decoded = DecodeVolumeId(out.id);
+  // As for volume IDs: every snapshot of this driver (or ceph-csi) has an ID
+  // that decodes, so one that does not names no snapshot.
+  if (!decoded.ok()) return Status::NotFound(std::string(field) + " " + out.id + " does not exist: " +
+                                             decoded.status().message());
+  out.decoded = std::move(*decoded);
+  return out;
+}
 
 }  // namespace
 
@@ -117,13 +154,12 @@ Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range) {
 
 Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request) {
   CreateVolumeParams out;
-  if (request.name().empty()) return Status::InvalidArgument("name: missing");
-  if (request.name().size() > 253 || HasSpaceOrControl(request.name())) {
-    return Status::InvalidArgument("name: longer than 253 bytes, or has whitespace or a control character");
-  }
+  NBDK_RETURN_IF_ERROR(CheckRequestName("name", request.name()));
   out.name = request.name();
   if (request.has_volume_content_source()) {
-    return Status::InvalidArgument("volume_content_source: snapshots and clones are not supported");
+    auto source = ParseContentSource(request.volume_content_source());
+    if (!source.ok()) return source.status();
+    out.source = std::move(*source);
   }
   auto size = VolumeSizeBytes(request.has_capacity_range() ? &request.capacity_range() : nullptr);
   if (!size.ok()) return size.status();
@@ -173,7 +209,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   auto args = ParseMapOptions(*nbd);
   if (!args.ok()) return args.status().WithContext("parameters.mapOptions");
 
-  auto secrets = ParseSecrets(request.secrets());
+  auto secrets = ParseControllerSecrets(request.secrets());
   if (!secrets.ok()) return secrets.status();
   out.secrets = std::move(*secrets);
   return out;

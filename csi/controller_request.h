@@ -41,6 +41,16 @@ struct ControllerSecrets {
 //  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name.
 // Size: required_bytes, else limit_bytes, else 1 GiB; rounded up to MiB,
 // and the rounded size must not exceed limit_bytes.
+//
+// volume_content_source: a snapshot or a volume ID; an empty ID is
+// InvalidArgument, one that does not decode NotFound (no such source).
+struct ContentSource {
+  enum class Kind { kNone, kSnapshot, kVolume };
+  Kind kind = Kind::kNone;
+  std::string id;  // the snapshot or volume ID as given
+  VolumeId decoded;
+};
+
 struct CreateVolumeParams {
   std::string name;
   int64_t size_bytes = 0;
@@ -52,6 +62,7 @@ struct CreateVolumeParams {
   uint64_t features = 0;        // librbd RBD_FEATURE_* bits
   std::string map_options;      // passed through to the volume context
   std::string image_name;       // "nbdkeeper.io/imageName"; "": csi-vol-<uuid>
+  ContentSource source;
   ControllerSecrets secrets;
 };
 Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request);
@@ -89,6 +100,13 @@ struct ValidateParams {
   Status capabilities;
 };
 Result<ValidateParams> ParseValidateRequest(const csi::v1::ValidateVolumeCapabilitiesRequest& request);
+
+// The request's secrets: userID and userKey, both required.
+Result<ControllerSecrets> ParseControllerSecrets(const google::protobuf::Map<std::string, std::string>& secrets);
+
+// A CO request name (CreateVolume, CreateSnapshot): non-empty, at most 253
+// bytes, no whitespace or control character; `field` names it in errors.
+Status CheckRequestName(const char* field, const std::string& name);
 
 // The volume context CreateVolume returns (ceph-csi's keys).
 std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& params,

@@ -1,30 +1,12 @@
 #include "csi/controller_service.h"
 
 #include "csi/cluster_config.h"
+#include "csi/controller_call.h"
 #include "csi/controller_operations.h"
 #include "csi/controller_request.h"
 #include "csi/key_file.h"
 
 namespace nbdk {
-namespace {
-
-// Parses `request`, takes the op lock `lock_key(parsed)` and runs `op`; a
-// parse error or a held lock finishes the RPC at once. The lock is released
-// when `op` calls its done.
-template <typename Parsed, typename Request, typename Parse, typename Key, typename Op>
-grpc::ServerUnaryReactor* LockedCall(RpcEnv& env, OpLocks& locks, grpc::CallbackServerContext* context,
-                                     const char* method, const Request* request, Parse parse, Key lock_key, Op op) {
-  return Dispatch(env, context, method, [&locks, request, parse, lock_key, op](RpcDone done) {
-    Result<Parsed> parsed = parse(*request);
-    if (!parsed.ok()) return done(parsed.status());
-    auto lock = locks.Lock(lock_key(*parsed));
-    if (!lock.ok()) return done(lock.status());
-    auto guard = std::make_shared<OpLocks::Guard>(std::move(*lock));
-    op(std::make_shared<Parsed>(std::move(*parsed)), [guard, done](Status s) { done(s); });
-  });
-}
-
-}  // namespace
 
 ControllerService::ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options)
     : env_(env), rados_(rados), options_(std::move(options)) {}
@@ -78,8 +60,13 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
                                                           csi::v1::CreateVolumeResponse* response) {
   return LockedCall<CreateVolumeParams>(
       env_, locks_, c, "CreateVolume", r, ParseCreateVolumeRequest,
-      [](const CreateVolumeParams& p) { return "volume name " + p.name; },
-      [this, response](std::shared_ptr<CreateVolumeParams> p, std::function<void(Status)> done) {
+      [](const CreateVolumeParams& p) {
+        std::vector<std::string> keys = {"volume name " + p.name};
+        if (p.source.kind == ContentSource::Kind::kSnapshot) keys.push_back("snapshot " + p.source.id);
+        if (p.source.kind == ContentSource::Kind::kVolume) keys.push_back("volume " + p.source.id);
+        return keys;
+      },
+      [this, r, response](std::shared_ptr<CreateVolumeParams> p, std::function<void(Status)> done) {
         auto out = std::make_shared<CreatedVolume>();
         auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
           auto created = CreateVolumeBlocking(cluster, *p, ns);
@@ -87,12 +74,15 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
           *out = std::move(*created);
           return Status::Ok();
         };
-        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [response, out, done](Status s) {
+        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [p, r, response, out, done](Status s) {
           if (s.ok()) {
             csi::v1::Volume* v = response->mutable_volume();
             v->set_volume_id(out->volume_id);
             v->set_capacity_bytes(out->size_bytes);
             for (const auto& [k, val] : out->context) (*v->mutable_volume_context())[k] = val;
+            if (p->source.kind != ContentSource::Kind::kNone) {
+              *v->mutable_content_source() = r->volume_content_source();
+            }
           }
           done(s);
         });
@@ -123,7 +113,7 @@ grpc::ServerUnaryReactor* ControllerService::ControllerExpandVolume(grpc::Callba
                                                                     csi::v1::ControllerExpandVolumeResponse* response) {
   return LockedCall<ControllerExpandParams>(
       env_, locks_, c, "ControllerExpandVolume", r, ParseControllerExpandRequest,
-      [](const ControllerExpandParams& p) { return "volume " + p.volume.volume_id; },
+      [](const ControllerExpandParams& p) { return std::vector<std::string>{"volume " + p.volume.volume_id}; },
       [this, response](std::shared_ptr<ControllerExpandParams> p, std::function<void(Status)> done) {
         auto size = std::make_shared<int64_t>(0);
         auto work = [p, size](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
@@ -174,7 +164,8 @@ grpc::ServerUnaryReactor* ControllerService::ControllerGetCapabilities(
     csi::v1::ControllerGetCapabilitiesResponse* response) {
   return Dispatch(env_, c, "ControllerGetCapabilities", [response](RpcDone done) {
     using Rpc = csi::v1::ControllerServiceCapability::RPC;
-    for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME}) {
+    for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME, Rpc::CREATE_DELETE_SNAPSHOT, Rpc::LIST_SNAPSHOTS,
+                      Rpc::CLONE_VOLUME}) {
       response->add_capabilities()->mutable_rpc()->set_type(type);
     }
     done(Status::Ok());

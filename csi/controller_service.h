@@ -1,9 +1,13 @@
-// ControllerService: the CSI Controller service - CreateVolume,
-// DeleteVolume, ControllerExpandVolume, ValidateVolumeCapabilities - for
-// ceph-csi-compatible RBD volumes (csi/controller_operations.h does the work).
+// ControllerService: the CSI Controller service - CreateVolume (empty, from
+// a snapshot, or a clone), DeleteVolume, ControllerExpandVolume,
+// ValidateVolumeCapabilities, CreateSnapshot, DeleteSnapshot, ListSnapshots
+// - for ceph-csi-compatible RBD volumes (csi/controller_operations.h,
+// csi/clone_operations.h and csi/snapshot_operations.h do the work).
 //
 // Follows csi/rpc.h. Per call, on the loop: parse (csi/controller_request.h),
-// take the op lock of the request name or volume ID (ABORTED when held),
+// take the op locks of the request name and the volume or snapshot IDs it
+// touches (ABORTED when one is held: a snapshot of a volume being deleted,
+// a restore from a snapshot being deleted),
 // then in blocking work read config.json and write the caller's key to a
 // 0600 key file, connect (RadosClients), run the operation, and remove the
 // key file. Loop thread only; `rados` outlives the service.
@@ -43,6 +47,12 @@ class ControllerService final : public csi::v1::Controller::CallbackService {
   grpc::ServerUnaryReactor* ValidateVolumeCapabilities(grpc::CallbackServerContext* c,
                                                        const csi::v1::ValidateVolumeCapabilitiesRequest* r,
                                                        csi::v1::ValidateVolumeCapabilitiesResponse* response) override;
+  grpc::ServerUnaryReactor* CreateSnapshot(grpc::CallbackServerContext* c, const csi::v1::CreateSnapshotRequest* r,
+                                           csi::v1::CreateSnapshotResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteSnapshot(grpc::CallbackServerContext* c, const csi::v1::DeleteSnapshotRequest* r,
+                                           csi::v1::DeleteSnapshotResponse*) override;
+  grpc::ServerUnaryReactor* ListSnapshots(grpc::CallbackServerContext* c, const csi::v1::ListSnapshotsRequest* r,
+                                          csi::v1::ListSnapshotsResponse* response) override;
   grpc::ServerUnaryReactor* ControllerGetCapabilities(grpc::CallbackServerContext* c,
                                                       const csi::v1::ControllerGetCapabilitiesRequest*,
                                                       csi::v1::ControllerGetCapabilitiesResponse* response) override;
@@ -57,6 +67,11 @@ class ControllerService final : public csi::v1::Controller::CallbackService {
   // namespace when not empty.
   void OnCluster(const std::string& cluster_id, const std::string& ns, const ControllerSecrets& secrets,
                  ClusterWork work, std::function<void(Status)> done);
+
+  // ListSnapshots on `clusters[next...]` one after the other, gathering
+  // into `found`; `done` runs on the loop.
+  struct SnapshotListing;
+  void ListOnClusters(std::shared_ptr<SnapshotListing> listing, size_t next, std::function<void(Status)> done);
 
   RpcEnv env_;
   RadosClients& rados_;

@@ -20,11 +20,14 @@ grpc::ServerUnaryReactor* IdentityService::GetPluginInfo(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* IdentityService::GetPluginCapabilities(grpc::CallbackServerContext* context,
                                                                  const csi::v1::GetPluginCapabilitiesRequest*,
                                                                  csi::v1::GetPluginCapabilitiesResponse* response) {
-  // The Controller service is registered beside the Node service; the Node
-  // service needs no plugin capability of its own.
+  // The Controller service is registered beside the Node service. ONLINE
+  // expansion, as ceph-csi advertises: ControllerExpandVolume grows a mapped
+  // image and NodeExpandVolume the device and filesystem while in use.
   return Dispatch(env_, context, "GetPluginCapabilities", [response](RpcDone done) {
     response->add_capabilities()->mutable_service()->set_type(
         csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+    response->add_capabilities()->mutable_volume_expansion()->set_type(
+        csi::v1::PluginCapability::VolumeExpansion::ONLINE);
     done(Status::Ok());
   });
 }

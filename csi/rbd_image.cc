@@ -8,33 +8,32 @@
 namespace nbdk {
 namespace {
 
-struct ImageCloser {
-  using pointer = rbd_image_t;
-  void operator()(rbd_image_t image) const { rbd_close(image); }
-};
-using Image = std::unique_ptr<void, ImageCloser>;
-
 struct ImageOptionsDeleter {
   using pointer = rbd_image_options_t;
   void operator()(rbd_image_options_t opts) const { rbd_image_options_destroy(opts); }
 };
 
-std::string What(IoCtx& io, const char* verb, const std::string& image) {
+}  // namespace
+
+std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image) {
   return std::string(verb) + " image " + image + " in " + io.description();
 }
 
-// Opens `image`; a missing image is NotFound.
-Result<Image> Open(IoCtx& io, const std::string& image, bool read_only, const char* verb) {
+Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb, bool by_id) {
   rbd_image_t raw = nullptr;
-  int rc = read_only ? rbd_open_read_only(io.get(), image.c_str(), &raw, nullptr)
-                     : rbd_open(io.get(), image.c_str(), &raw, nullptr);
+  int rc = 0;
+  if (by_id) {
+    rc = read_only ? rbd_open_by_id_read_only(io.get(), image.c_str(), &raw, nullptr)
+                   : rbd_open_by_id(io.get(), image.c_str(), &raw, nullptr);
+  } else {
+    rc = read_only ? rbd_open_read_only(io.get(), image.c_str(), &raw, nullptr)
+                   : rbd_open(io.get(), image.c_str(), &raw, nullptr);
+  }
   rc = io.cluster().NoteResult(rc);
-  if (rc == -ENOENT) return Status::NotFound(What(io, verb, image) + ": no such image");
-  if (rc < 0) return StatusFromRados(rc, What(io, verb, image));
-  return Image(raw);
+  if (rc == -ENOENT) return Status::NotFound(ImageWhat(io, verb, image) + ": no such image");
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, verb, image));
+  return RbdImage(raw);
 }
-
-}  // namespace
 
 Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uint64_t features) {
   rbd_image_options_t raw = nullptr;
@@ -43,23 +42,23 @@ Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uin
   rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FORMAT, 2);
   rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, features);
   int rc = io.cluster().NoteResult(rbd_create4(io.get(), image.c_str(), size_bytes, raw));
-  if (rc == -EEXIST) return Status::AlreadyExists(What(io, "create", image) + ": exists");
-  if (rc < 0) return StatusFromRados(rc, What(io, "create", image));
+  if (rc == -EEXIST) return Status::AlreadyExists(ImageWhat(io, "create", image) + ": exists");
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "create", image));
   return Status::Ok();
 }
 
 Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image) {
-  auto opened = Open(io, image, true, "stat");
+  auto opened = OpenImage(io, image, true, "stat");
   if (!opened.ok() && opened.status().code() == Code::kNotFound) return std::optional<uint64_t>();
   if (!opened.ok()) return opened.status();
   uint64_t size = 0;
   int rc = io.cluster().NoteResult(rbd_get_size(opened->get(), &size));
-  if (rc < 0) return StatusFromRados(rc, What(io, "stat", image));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "stat", image));
   return std::optional<uint64_t>(size);
 }
 
 Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& image) {
-  auto opened = Open(io, image, true, "list watchers of");
+  auto opened = OpenImage(io, image, true, "list watchers of");
   if (!opened.ok()) return opened.status();
   std::vector<rbd_image_watcher_t> watchers(4);
   for (;;) {
@@ -69,7 +68,7 @@ Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& ima
       watchers.resize(count);
       continue;
     }
-    if (rc < 0) return StatusFromRados(rc, What(io, "list watchers of", image));
+    if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "list watchers of", image));
     std::vector<std::string> out;
     for (size_t i = 0; i < count; ++i) out.emplace_back(watchers[i].addr ? watchers[i].addr : "?");
     rbd_watchers_list_cleanup(watchers.data(), count);
@@ -77,21 +76,15 @@ Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& ima
   }
 }
 
-Status RemoveImage(IoCtx& io, const std::string& image) {
-  int rc = io.cluster().NoteResult(rbd_remove(io.get(), image.c_str()));
-  if (rc < 0 && rc != -ENOENT) return StatusFromRados(rc, What(io, "remove", image));
-  return Status::Ok();
-}
-
 Status GrowImage(IoCtx& io, const std::string& image, uint64_t size_bytes) {
-  auto opened = Open(io, image, false, "resize");
+  auto opened = OpenImage(io, image, false, "resize");
   if (!opened.ok()) return opened.status();
   uint64_t size = 0;
   int rc = io.cluster().NoteResult(rbd_get_size(opened->get(), &size));
-  if (rc < 0) return StatusFromRados(rc, What(io, "resize", image));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "resize", image));
   if (size >= size_bytes) return Status::Ok();
   rc = io.cluster().NoteResult(rbd_resize(opened->get(), size_bytes));
-  if (rc < 0) return StatusFromRados(rc, What(io, "resize", image));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "resize", image));
   return Status::Ok();
 }
 

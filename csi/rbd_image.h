@@ -3,7 +3,10 @@
 // within one call (RAII), errors name the image and its pool.
 #pragma once
 
+#include <rbd/librbd.h>
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +15,21 @@
 #include "journal/rados_cluster.h"
 
 namespace nbdk {
+
+struct RbdImageCloser {
+  using pointer = rbd_image_t;
+  void operator()(rbd_image_t image) const { rbd_close(image); }
+};
+// An open librbd image; closed (BLOCKING) when destroyed.
+using RbdImage = std::unique_ptr<void, RbdImageCloser>;
+
+// "<verb> image <image> in pool ...": the context of every error.
+std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image);
+
+// Opens `image` by name (or, with `by_id`, by its RBD image id, which also
+// opens an image in the trash). NotFound when there is no such image.
+Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb,
+                           bool by_id = false);
 
 // rbd_create4 with `features` (RBD_FEATURE_* bits), format 2. AlreadyExists
 // when an image of that name exists.
@@ -24,9 +42,6 @@ Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image);
 // client); NotFound when there is no such image. Opens the image read-only,
 // so this call adds no watcher of its own.
 Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& image);
-
-// rbd_remove; a missing image is success.
-Status RemoveImage(IoCtx& io, const std::string& image);
 
 // rbd_resize to `size_bytes`. Never shrinks: a smaller size is success with
 // no change. NotFound when there is no such image.

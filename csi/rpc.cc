@@ -35,12 +35,13 @@ const char* GrpcCodeName(grpc::StatusCode code) {
 }
 
 // NOT_FOUND tells a CO that the volume (or snapshot) in its request does not
-// exist, and a CO acts on that. Only these calls look one up and may say so;
+// exist, and a CO acts on that. Only these calls look one up and may say so
+// (CreateVolume: also its content source; CreateSnapshot: its source);
 // any other NotFound (a missing file or directory, a lookup in the node's
 // configuration) is the plugin's precondition, not the volume's absence.
 bool MayAnswerNotFound(std::string_view method) {
   for (std::string_view m : {"NodeGetVolumeStats", "NodeExpandVolume", "ControllerExpandVolume",
-                             "ValidateVolumeCapabilities", "CreateVolume", "ControllerGetVolume"}) {
+                             "ValidateVolumeCapabilities", "CreateVolume", "ControllerGetVolume", "CreateSnapshot"}) {
     if (m == method) return true;
   }
   return false;

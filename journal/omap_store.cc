@@ -12,6 +12,18 @@ struct WriteOpDeleter {
 };
 using WriteOp = std::unique_ptr<void, WriteOpDeleter>;
 
+struct ReadOpDeleter {
+  using pointer = rados_read_op_t;
+  void operator()(rados_read_op_t op) const { rados_release_read_op(op); }
+};
+struct OmapIterDeleter {
+  using pointer = rados_omap_iter_t;
+  void operator()(rados_omap_iter_t iter) const { rados_omap_get_end(iter); }
+};
+
+// Keys read per round trip: the directory of a busy cluster has thousands.
+constexpr uint64_t kListPage = 512;
+
 // Runs `fill(op)` as one atomic write op on `object`; returns the raw rc.
 template <typename Fill>
 int Operate(IoCtx& io, const std::string& object, Fill fill) {
@@ -36,6 +48,34 @@ Status RadosOmapStore::CreateExclusive(const std::string& object) {
 
 Result<OmapValues> RadosOmapStore::Get(const std::string& object, const std::vector<std::string>& keys) {
   return OmapGet(io_, object, keys);
+}
+
+Result<OmapValues> RadosOmapStore::List(const std::string& object, const std::string& prefix) {
+  const std::string what = "list omap of object " + object + " in " + io_.description();
+  OmapValues out;
+  std::string after;
+  for (unsigned char more = 1; more;) {
+    std::unique_ptr<void, ReadOpDeleter> op(rados_create_read_op());
+    if (!op) return Status::ResourceExhausted(what + ": rados_create_read_op failed");
+    rados_omap_iter_t raw_iter = nullptr;
+    int op_rc = 0;
+    more = 0;
+    rados_read_op_omap_get_vals2(op.get(), after.c_str(), prefix.c_str(), kListPage, &raw_iter, &more, &op_rc);
+    std::unique_ptr<void, OmapIterDeleter> iter(raw_iter);
+    int rc = io_.cluster().NoteResult(rados_read_op_operate(op.get(), io_.get(), object.c_str(), 0));
+    if (rc < 0) return StatusFromRados(rc, what);
+    if (op_rc < 0) return StatusFromRados(io_.cluster().NoteResult(op_rc), what);
+    for (;;) {
+      char *key = nullptr, *val = nullptr;
+      size_t key_len = 0, val_len = 0;
+      rc = rados_omap_get_next2(iter.get(), &key, &val, &key_len, &val_len);
+      if (rc < 0) return StatusFromRados(rc, what + ": iterate");
+      if (key == nullptr) break;
+      after.assign(key, key_len);
+      out.emplace(after, std::string(val ? val : "", val ? val_len : 0));
+    }
+  }
+  return out;
 }
 
 Status RadosOmapStore::Set(const std::string& object, const OmapValues& values) {

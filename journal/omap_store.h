@@ -25,6 +25,9 @@ class OmapStore {
   virtual Status CreateExclusive(const std::string& object) = 0;
   // The values of `keys` the object has; NotFound when the object is missing.
   virtual Result<OmapValues> Get(const std::string& object, const std::vector<std::string>& keys) = 0;
+  // Every key of the object whose name starts with `prefix`; NotFound when
+  // the object is missing.
+  virtual Result<OmapValues> List(const std::string& object, const std::string& prefix) = 0;
   // Sets every key in one atomic operation, creating the object if missing.
   virtual Status Set(const std::string& object, const OmapValues& values) = 0;
   // Removes the keys; a missing object or key is success.
@@ -39,6 +42,7 @@ class RadosOmapStore final : public OmapStore {
 
   Status CreateExclusive(const std::string& object) override;
   Result<OmapValues> Get(const std::string& object, const std::vector<std::string>& keys) override;
+  Result<OmapValues> List(const std::string& object, const std::string& prefix) override;
   Status Set(const std::string& object, const OmapValues& values) override;
   Status RemoveKeys(const std::string& object, const std::vector<std::string>& keys) override;
   Status RemoveObject(const std::string& object) override;

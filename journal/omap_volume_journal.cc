@@ -13,15 +13,17 @@ constexpr int kReserveTries = 5;
 }  // namespace
 
 VolumeJournal::VolumeJournal(OmapStore& directory, OmapStore& volumes, VolumeJournalPools pools,
-                             std::string instance, std::function<std::string()> new_uuid)
-    : directory_(directory),
+                             std::string instance, std::function<std::string()> new_uuid, const JournalNames& names)
+    : names_(names),
+      directory_(directory),
       volumes_(volumes),
       pools_(pools),
-      directory_object_(DirectoryObject(instance)),
+      directory_object_(DirectoryObject(names, instance)),
       new_uuid_(std::move(new_uuid)) {}
 
-Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string& request_name) {
-  const std::string key = DirectoryKey(request_name);
+Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string& request_name,
+                                                               const std::string& source) {
+  const std::string key = DirectoryKey(names_, request_name);
   auto dir = directory_.Get(directory_object_, {key});
   if (!dir.ok() && dir.status().code() == Code::kNotFound) return std::optional<VolumeReservation>();
   if (!dir.ok()) return dir.status();
@@ -35,45 +37,46 @@ Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string
                                  std::to_string(image_pool));
   }
 
-  const std::string object = VolumeObject(value->uuid);
-  auto attrs = volumes_.Get(object, {kVolNameKey, kImageNameKey});
-  bool missing = !attrs.ok() && attrs.status().code() == Code::kNotFound;
-  if (!attrs.ok() && !missing) return attrs.status();
-  if (!missing) {
-    auto name = attrs->find(kVolNameKey);
-    if (name != attrs->end() && name->second == request_name) {
-      auto image = attrs->find(kImageNameKey);
-      return std::optional<VolumeReservation>(VolumeReservation{
-          value->uuid, image == attrs->end() ? DefaultImageName(value->uuid) : image->second});
+  const std::string object = JournalObject(names_, value->uuid);
+  auto attrs = ReadVolumeAttributes(volumes_, value->uuid, names_);
+  if (!attrs.ok()) return attrs.status();
+  if (*attrs && (*attrs)->request_name == request_name) {
+    if (names_.has_source && (*attrs)->source != source) {
+      return Status::AlreadyExists("snapshot name " + request_name + " is taken by a snapshot of image " +
+                                   (*attrs)->source + ", not of " + source);
     }
-    // No back pointer: our own reservation that stopped before its keys were
-    // filled; nothing else can own it. Another name: not ours to remove.
-    if (name == attrs->end()) NBDK_RETURN_IF_ERROR(volumes_.RemoveObject(object));
+    return std::optional<VolumeReservation>(VolumeReservation{value->uuid, (*attrs)->image_name, (*attrs)->source});
   }
+  // No back pointer: our own reservation that stopped before its keys were
+  // filled; nothing else can own it. Another name: not ours to remove.
+  if (*attrs && (*attrs)->request_name.empty()) NBDK_RETURN_IF_ERROR(volumes_.RemoveObject(object));
   NBDK_RETURN_IF_ERROR(directory_.RemoveKeys(directory_object_, {key}));
   return std::optional<VolumeReservation>();
 }
 
-Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name, const std::string& image_name) {
+Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name, const std::string& image_name,
+                                                 const std::string& source) {
   std::string uuid;
   for (int attempt = 0;; ++attempt) {
     uuid = new_uuid_();
-    Status created = volumes_.CreateExclusive(VolumeObject(uuid));
+    Status created = volumes_.CreateExclusive(JournalObject(names_, uuid));
     if (created.ok()) break;
     if (created.code() != Code::kAlreadyExists || attempt + 1 == kReserveTries) {
       return created.WithContext("reserve request " + request_name);
     }
   }
-  const std::string object = VolumeObject(uuid);
+  const std::string object = JournalObject(names_, uuid);
   DirectoryValue value{std::nullopt, uuid};
   if (pools_.image_pool_id != pools_.journal_pool_id) value.image_pool_id = pools_.image_pool_id;
-  Status dir = directory_.Set(directory_object_, {{DirectoryKey(request_name), FormatDirectoryValue(value)}});
+  Status dir = directory_.Set(directory_object_, {{DirectoryKey(names_, request_name), FormatDirectoryValue(value)}});
   if (!dir.ok()) {
     (void)volumes_.RemoveObject(object);
     return dir.WithContext("reserve request " + request_name);
   }
-  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(uuid) : image_name};
-  OmapValues attrs = {{kVolNameKey, request_name}, {kImageNameKey, out.image_name}};
+  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(names_, uuid) : image_name,
+                        names_.has_source ? source : ""};
+  OmapValues attrs = {{names_.request_name_key, request_name}, {kImageNameKey, out.image_name}};
+  if (names_.has_source) attrs[kSourceKey] = source;
   if (pools_.image_pool_id != pools_.journal_pool_id) attrs[kJournalPoolKey] = PoolIdHex(pools_.journal_pool_id);
   Status filled = volumes_.Set(object, attrs);
   if (!filled.ok()) {
@@ -84,8 +87,8 @@ Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name
 }
 
 Status VolumeJournal::Undo(const std::string& request_name, const std::string& uuid) {
-  NBDK_RETURN_IF_ERROR(volumes_.RemoveObject(VolumeObject(uuid)));
-  const std::string key = DirectoryKey(request_name);
+  NBDK_RETURN_IF_ERROR(volumes_.RemoveObject(JournalObject(names_, uuid)));
+  const std::string key = DirectoryKey(names_, request_name);
   auto dir = directory_.Get(directory_object_, {key});
   if (!dir.ok()) return dir.status().code() == Code::kNotFound ? Status::Ok() : dir.status();
   auto it = dir->find(key);
@@ -96,17 +99,36 @@ Status VolumeJournal::Undo(const std::string& request_name, const std::string& u
   return directory_.RemoveKeys(directory_object_, {key});
 }
 
-Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid) {
-  auto attrs = volumes.Get(VolumeObject(uuid), {kVolNameKey, kImageNameKey, kJournalPoolKey});
+Result<std::map<std::string, DirectoryValue>> VolumeJournal::List() {
+  std::map<std::string, DirectoryValue> out;
+  auto keys = directory_.List(directory_object_, names_.key_prefix);
+  if (!keys.ok() && keys.status().code() == Code::kNotFound) return out;
+  if (!keys.ok()) return keys.status();
+  const size_t prefix = std::string_view(names_.key_prefix).size();
+  for (const auto& [key, raw] : *keys) {
+    auto value = ParseDirectoryValue(raw);
+    if (!value.ok()) return value.status().WithContext(directory_object_ + " key " + key);
+    out.emplace(key.substr(prefix), std::move(*value));
+  }
+  return out;
+}
+
+Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid,
+                                                             const JournalNames& names) {
+  const std::string object = JournalObject(names, uuid);
+  std::vector<std::string> keys = {names.request_name_key, kImageNameKey, kJournalPoolKey};
+  if (names.has_source) keys.push_back(kSourceKey);
+  auto attrs = volumes.Get(object, keys);
   if (!attrs.ok() && attrs.status().code() == Code::kNotFound) return std::optional<VolumeAttributes>();
   if (!attrs.ok()) return attrs.status();
   VolumeAttributes out;
-  if (auto it = attrs->find(kVolNameKey); it != attrs->end()) out.request_name = it->second;
+  if (auto it = attrs->find(names.request_name_key); it != attrs->end()) out.request_name = it->second;
   auto image = attrs->find(kImageNameKey);
-  out.image_name = image == attrs->end() ? DefaultImageName(uuid) : image->second;
+  out.image_name = image == attrs->end() ? DefaultImageName(names, uuid) : image->second;
+  if (auto it = attrs->find(kSourceKey); it != attrs->end()) out.source = it->second;
   if (auto it = attrs->find(kJournalPoolKey); it != attrs->end()) {
     auto id = ParsePoolIdHex(it->second);
-    if (!id.ok()) return Status::Corruption(VolumeObject(uuid) + ": csi.journalpool: " + id.status().message());
+    if (!id.ok()) return Status::Corruption(object + ": csi.journalpool: " + id.status().message());
     out.journal_pool_id = *id;
   }
   return std::optional<VolumeAttributes>(std::move(out));

@@ -1,5 +1,6 @@
-// VolumeJournal: the write side of ceph-csi's omap volume journal - what
-// makes CreateVolume idempotent by CO request name (docs/ceph-csi-compat.md).
+// VolumeJournal: the write side of ceph-csi's omap journals - what makes
+// CreateVolume and CreateSnapshot idempotent by CO request name
+// (docs/ceph-csi-compat.md). One class for both: JournalNames says which.
 //
 // Reserve order: exclusive create of csi.volume.<uuid> (a new uuid on
 // conflict, at most 5 tries), then the directory key, then the per-volume
@@ -7,7 +8,10 @@
 // between any two steps leaves a state Lookup recognizes: a directory key
 // whose per-volume object is missing, lacks csi.volname, or names another
 // request is stale and is cleaned up, so the retry reserves afresh and
-// exactly one reservation (one image name) survives.
+// exactly one reservation (one image name) survives. A snapshot reservation
+// also records its source (csi.source, the source volume's image name); a
+// Lookup for another source is AlreadyExists, as CSI asks of a snapshot name
+// reused for another volume.
 //
 // BLOCKING (every call goes to the stores); not thread-safe: the caller
 // serializes calls per request name (the controller's per-name op lock).
@@ -15,17 +19,20 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "daemon/base/status.h"
 #include "journal/omap_store.h"
+#include "journal/omap_volume_keys.h"
 
 namespace nbdk {
 
 struct VolumeReservation {
   std::string uuid;
   std::string image_name;
+  std::string source;  // snapshots: csi.source; volumes: ""
 
   bool operator==(const VolumeReservation&) const = default;
 };
@@ -35,6 +42,7 @@ struct VolumeAttributes {
   std::string request_name;                // csi.volname; "" if absent
   std::string image_name;                  // csi.imagename, or csi-vol-<uuid>
   std::optional<int64_t> journal_pool_id;  // csi.journalpool, when set
+  std::string source;                      // csi.source (snapshots); "" if absent
 };
 
 struct VolumeJournalPools {
@@ -46,25 +54,35 @@ class VolumeJournal {
  public:
   // `directory` is the journal pool, `volumes` the image pool (the same store
   // when they are one pool); both outlive the journal. `new_uuid` returns a
-  // fresh random canonical uuid per call.
+  // fresh random canonical uuid per call. `names`: the volume or the
+  // snapshot journal.
   VolumeJournal(OmapStore& directory, OmapStore& volumes, VolumeJournalPools pools, std::string instance,
-                std::function<std::string()> new_uuid);
+                std::function<std::string()> new_uuid, const JournalNames& names = kVolumeJournalNames);
 
   // The live reservation of `request_name`, or nullopt. Cleans up a stale
   // directory key (and our own half-written per-volume object) first.
-  // AlreadyExists when the name is reserved for an image in another pool.
-  Result<std::optional<VolumeReservation>> Lookup(const std::string& request_name);
+  // AlreadyExists when the name is reserved for an image in another pool,
+  // or (snapshots) for another `source`.
+  Result<std::optional<VolumeReservation>> Lookup(const std::string& request_name, const std::string& source = "");
 
   // Reserves `request_name` (the caller found no reservation). The image
-  // name is `image_name`, or csi-vol-<uuid> when empty. On failure, what was
-  // written is undone (best effort; Lookup cleans up whatever a crash leaves).
-  Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "");
+  // name is `image_name`, or csi-vol-<uuid> (csi-snap-<uuid>) when empty;
+  // `source` is recorded as csi.source in the snapshot journal. On failure,
+  // what was written is undone (best effort; Lookup cleans up whatever a
+  // crash leaves).
+  Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "",
+                                    const std::string& source = "");
+
+  // Every directory entry (request name -> value); an empty map when the
+  // directory object does not exist. Corruption names an unparsable value.
+  Result<std::map<std::string, DirectoryValue>> List();
 
   // Removes the per-volume object, then the directory key if it still
   // points at `uuid`. Idempotent.
   Status Undo(const std::string& request_name, const std::string& uuid);
 
  private:
+  const JournalNames& names_;
   OmapStore& directory_;
   OmapStore& volumes_;
   VolumeJournalPools pools_;
@@ -72,9 +90,10 @@ class VolumeJournal {
   std::function<std::string()> new_uuid_;
 };
 
-// BLOCKING. Reads csi.volume.<uuid> from `volumes` (the image pool);
-// nullopt when the object is missing.
-Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid);
+// BLOCKING. Reads csi.volume.<uuid> (csi.snap.<uuid>) from `volumes` (the
+// image pool); nullopt when the object is missing.
+Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid,
+                                                             const JournalNames& names = kVolumeJournalNames);
 
 // A random (version 4) uuid, lowercase; a per-thread generator seeded from
 // std::random_device, so calls from pool threads need no lock.

@@ -9,11 +9,23 @@ bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || 
 
 }  // namespace
 
-std::string DirectoryObject(std::string_view instance) { return "csi.volumes." + std::string(instance); }
-std::string DirectoryKey(std::string_view request_name) { return "csi.volume." + std::string(request_name); }
-std::string VolumeObject(std::string_view uuid) { return "csi.volume." + std::string(uuid); }
+std::string DirectoryObject(const JournalNames& names, std::string_view instance) {
+  return names.directory_prefix + std::string(instance);
+}
+std::string DirectoryKey(const JournalNames& names, std::string_view request_name) {
+  return names.key_prefix + std::string(request_name);
+}
+std::string JournalObject(const JournalNames& names, std::string_view uuid) {
+  return names.key_prefix + std::string(uuid);
+}
+std::string DefaultImageName(const JournalNames& names, std::string_view uuid) {
+  return names.image_prefix + std::string(uuid);
+}
 
-std::string DefaultImageName(std::string_view uuid) { return "csi-vol-" + std::string(uuid); }
+std::string DirectoryObject(std::string_view instance) { return DirectoryObject(kVolumeJournalNames, instance); }
+std::string DirectoryKey(std::string_view request_name) { return DirectoryKey(kVolumeJournalNames, request_name); }
+std::string VolumeObject(std::string_view uuid) { return JournalObject(kVolumeJournalNames, uuid); }
+std::string DefaultImageName(std::string_view uuid) { return DefaultImageName(kVolumeJournalNames, uuid); }
 
 std::string PoolIdHex(int64_t pool_id) {
   char buf[17];

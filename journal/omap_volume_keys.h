@@ -1,9 +1,18 @@
-// The names and values of ceph-csi's RADOS omap volume journal
-// (docs/ceph-csi-compat.md), as pure functions:
+// The names and values of ceph-csi's RADOS omap journals
+// (docs/ceph-csi-compat.md, ceph-csi's internal/journal/voljournal.go), as
+// pure functions. Volumes:
 //
 //   journal pool: csi.volumes.<instance>   csi.volume.<request name> -> <uuid>
 //                                          (or <16-hex image pool id>/<uuid>)
 //   image pool:   csi.volume.<uuid>        csi.volname, csi.imagename,
+//                                          csi.journalpool (when it differs)
+//
+// Snapshots, the same shape under other names (JournalNames):
+//
+//   journal pool: csi.snaps.<instance>     csi.snap.<request name> -> <uuid>
+//   image pool:   csi.snap.<uuid>          csi.snapname, csi.imagename
+//                                          (csi-snap-<uuid>), csi.source (the
+//                                          source volume's RBD image name),
 //                                          csi.journalpool (when it differs)
 //
 // The per-volume object lives in the image pool, as ceph-csi writes it, so
@@ -22,7 +31,20 @@ namespace nbdk {
 inline constexpr char kVolNameKey[] = "csi.volname";
 inline constexpr char kImageNameKey[] = "csi.imagename";
 inline constexpr char kJournalPoolKey[] = "csi.journalpool";
+inline constexpr char kSnapNameKey[] = "csi.snapname";
+inline constexpr char kSourceKey[] = "csi.source";
 inline constexpr char kDefaultJournalInstance[] = "default";
+
+// What differs between the volume and the snapshot journal.
+struct JournalNames {
+  const char* directory_prefix;  // + instance: the directory object
+  const char* key_prefix;        // + request name: a directory key; + uuid: the per-object object
+  const char* request_name_key;  // the back pointer in the per-object object
+  const char* image_prefix;      // + uuid: the image name when csi.imagename is absent
+  bool has_source;               // csi.source: the snapshot's source image
+};
+inline constexpr JournalNames kVolumeJournalNames{"csi.volumes.", "csi.volume.", kVolNameKey, "csi-vol-", false};
+inline constexpr JournalNames kSnapshotJournalNames{"csi.snaps.", "csi.snap.", kSnapNameKey, "csi-snap-", true};
 
 // "csi.volumes.<instance>": the directory object.
 std::string DirectoryObject(std::string_view instance);
@@ -52,6 +74,12 @@ Result<DirectoryValue> ParseDirectoryValue(std::string_view value);
 // "csi-vol-<uuid>": the image name when csi.imagename is absent (the same
 // rule as csi/volume_id.h ImageNameFor, which journal/ does not depend on).
 std::string DefaultImageName(std::string_view uuid);
+
+// The same three names for either journal.
+std::string DirectoryObject(const JournalNames& names, std::string_view instance);
+std::string DirectoryKey(const JournalNames& names, std::string_view request_name);
+std::string JournalObject(const JournalNames& names, std::string_view uuid);
+std::string DefaultImageName(const JournalNames& names, std::string_view uuid);
 
 // A canonical uuid (8-4-4-4-12 hex digits)?
 bool IsCanonicalUuid(std::string_view uuid);

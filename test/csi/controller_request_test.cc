@@ -128,12 +128,36 @@ TEST(CreateVolumeRequest, ErrorsNameTheField) {
   r.mutable_secrets()->erase("userID");
   ExpectInvalid(ParseCreateVolumeRequest(r), "secrets: userID");
   r = ValidCreate();
-  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("s");
+  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("");
+  ExpectInvalid(ParseCreateVolumeRequest(r), "volume_content_source.snapshot.snapshot_id");
+  r = ValidCreate();
+  r.mutable_volume_content_source()->mutable_volume();
+  ExpectInvalid(ParseCreateVolumeRequest(r), "volume_content_source.volume.volume_id");
+  r = ValidCreate();
+  r.mutable_volume_content_source();
   ExpectInvalid(ParseCreateVolumeRequest(r), "volume_content_source");
   r = ValidCreate();
   auto* cap = r.mutable_volume_capabilities(0);
   cap->mutable_access_mode()->set_mode(Mode::MULTI_NODE_MULTI_WRITER);  // shared ext4: unsupported
   ExpectInvalid(ParseCreateVolumeRequest(r), "volume_capabilities[0]");
+}
+
+TEST(CreateVolumeRequest, ContentSourceIsParsed) {
+  auto r = ValidCreate();
+  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
+  auto p = ParseCreateVolumeRequest(r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->source.kind, ContentSource::Kind::kSnapshot);
+  EXPECT_EQ(p->source.id, kVolumeId);
+  EXPECT_EQ(p->source.decoded.pool_id, 2);
+  r.mutable_volume_content_source()->mutable_volume()->set_volume_id(kVolumeId);
+  p = ParseCreateVolumeRequest(r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->source.kind, ContentSource::Kind::kVolume);
+  // A source ID that does not decode names nothing: NOT_FOUND.
+  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("no-such-snapshot");
+  EXPECT_EQ(ParseCreateVolumeRequest(r).status().code(), Code::kNotFound);
+  EXPECT_EQ(ParseCreateVolumeRequest(ValidCreate())->source.kind, ContentSource::Kind::kNone);
 }
 
 TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {

@@ -17,6 +17,7 @@
 
 #include "csi/volume_id.h"
 #include "journal/rados_cluster.h"
+#include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {
@@ -24,36 +25,6 @@ namespace {
 
 using Code = grpc::StatusCode;
 constexpr int64_t kMiB = 1 << 20;
-
-// Every omap key of `object`; nullopt when the object is missing.
-std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, const std::string& object) {
-  rados_read_op_t op = rados_create_read_op();
-  rados_omap_iter_t iter = nullptr;
-  unsigned char more = 0;
-  int rval = 0;
-  rados_read_op_omap_get_vals2(op, "", "", 1000, &iter, &more, &rval);
-  int rc = rados_read_op_operate(op, io.get(), object.c_str(), 0);
-  std::optional<std::map<std::string, std::string>> out;
-  if (rc == 0 && rval == 0) {
-    out.emplace();
-    for (;;) {
-      char *k = nullptr, *v = nullptr;
-      size_t kl = 0, vl = 0;
-      if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) < 0 || k == nullptr) break;
-      (*out)[std::string(k, kl)] = std::string(v, vl);
-    }
-  }
-  if (iter) rados_omap_get_end(iter);
-  rados_release_read_op(op);
-  return out;
-}
-
-bool ImageExists(IoCtx& io, const std::string& image) {
-  rbd_image_t img = nullptr;
-  int rc = rbd_open_read_only(io.get(), image.c_str(), &img, nullptr);
-  if (rc == 0) rbd_close(img);
-  return rc == 0;
-}
 
 int64_t FilesystemBytes(const std::string& path) {
   struct statvfs st {};
@@ -139,7 +110,8 @@ TEST_F(ControllerVmTest, Capabilities) {
   std::set<int> types;
   for (const auto& c : resp.capabilities()) types.insert(c.rpc().type());
   using Rpc = csi::v1::ControllerServiceCapability::RPC;
-  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME}));
+  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME, Rpc::CREATE_DELETE_SNAPSHOT,
+                                  Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}));
 }
 
 TEST_F(ControllerVmTest, CreateStageExpandDeleteLifecycle) {

@@ -30,6 +30,15 @@ class FakeOmapStore final : public OmapStore {
     }
     return out;
   }
+  Result<OmapValues> List(const std::string& object, const std::string& prefix) override {
+    auto it = objects.find(object);
+    if (it == objects.end()) return Status::NotFound(object);
+    OmapValues out;
+    for (const auto& [k, v] : it->second) {
+      if (k.rfind(prefix, 0) == 0) out.emplace(k, v);
+    }
+    return out;
+  }
   Status Set(const std::string& object, const OmapValues& values) override {
     NBDK_RETURN_IF_ERROR(Write());
     for (const auto& [k, v] : values) objects[object][k] = v;

@@ -1,0 +1,60 @@
+// CreateVolume's content sources, BLOCKING (see csi/controller_operations.h):
+// a volume restored from a snapshot or cloned from a volume, made the way
+// ceph-csi makes it so that either driver can take over (README "Snapshots
+// and clones"):
+//
+//  - from a snapshot: csi-snap-<uuid>@csi-snap-<uuid> is cloned into the
+//    new image (format 2), after flattening csi-snap-<uuid> when its clone
+//    chain would otherwise reach kHardMaxCloneDepth;
+//  - from a volume: source@<image>-temp -> clone <image>-temp (layering,
+//    deep-flatten) -> remove source@<image>-temp; <image>-temp@<image> ->
+//    clone <image> -> remove <image>-temp@<image>. The temporary clone
+//    stays as the new image's parent; DeleteVolume removes it.
+//
+// Then the image grows to the requested size (larger than the source is
+// allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
+// Every step is idempotent, so a CreateVolume retried after a crash rolls
+// the creation forward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "csi/controller_request.h"
+#include "daemon/base/status.h"
+#include "journal/rados_cluster.h"
+
+namespace nbdk {
+
+// The source of a new volume, found before the volume is reserved.
+struct ResolvedSource {
+  ContentSource::Kind kind = ContentSource::Kind::kNone;
+  std::optional<IoCtx> io;  // the source image's pool
+  std::string image;        // csi-snap-<uuid>, or the source volume's image
+  uint64_t size_bytes = 0;
+};
+
+// NotFound when the snapshot or volume does not exist (or a snapshot is
+// only half made); OutOfRange when `size_bytes` is smaller than the source.
+Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster,
+                                            const ContentSource& source, int64_t size_bytes,
+                                            const std::string& rados_namespace);
+
+// Makes (or finishes making) `image` in `io` from `source` (kNone: a new
+// empty image), `size_bytes` large.
+Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
+                       const CreateVolumeParams& params, ResolvedSource& source);
+
+// Removes `image` and its temporary clone, with the snapshots that tie them
+// together; images something still depends on go to the RBD trash instead.
+// `source` (may be null): the volume a failed clone came from, whose
+// temporary snapshot is removed too.
+Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
+                          ResolvedSource* source);
+
+// "<image>-temp": ceph-csi's name of a cloned volume's temporary clone.
+std::string TemporaryCloneName(const std::string& image);
+
+}  // namespace nbdk

@@ -1,0 +1,57 @@
+// The Controller service's snapshot work on the cluster, one BLOCKING
+// function per RPC (as csi/controller_operations.h), in ceph-csi's RBD
+// layout (README "Snapshots and clones"):
+//
+// CreateSnapshot: snapshot journal Lookup (a name taken by another source
+// is AlreadyExists) or Reserve (csi.snap.<uuid>: csi.snapname,
+// csi.imagename = csi-snap-<uuid>, csi.source = the source's image name),
+// then source@csi-snap-<uuid> -> clone csi-snap-<uuid> (layering,
+// deep-flatten) -> remove source@csi-snap-<uuid> -> snapshot
+// csi-snap-<uuid>@csi-snap-<uuid>, flattened at kHardMaxCloneDepth. Every
+// step is idempotent: a retry after a crash finishes the snapshot; a
+// failure (not a crash) undoes it.
+//
+// DeleteSnapshot: the reverse - the RBD snapshot, the image (to the RBD
+// trash while volumes restored from it still need it), the journal.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "csi/controller_request.h"
+#include "csi/snapshot_request.h"
+#include "daemon/base/status.h"
+#include "journal/rados_cluster.h"
+
+namespace nbdk {
+
+struct SnapshotInfo {
+  std::string snapshot_id;       // encoded like a volume ID
+  std::string source_volume_id;  // "" when the source is not a journaled volume
+  int64_t size_bytes = 0;
+  int64_t created_s = 0;
+  int32_t created_ns = 0;
+};
+
+// NotFound when the source volume does not exist; InvalidArgument when its
+// image lacks the layering feature (ceph-csi's answer); AlreadyExists when
+// the name is a snapshot of another volume.
+Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster,
+                                            const CreateSnapshotParams& params, const std::string& rados_namespace);
+
+// OK when the snapshot does not exist (or no longer does).
+Status DeleteSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& snapshot,
+                              const std::string& rados_namespace);
+
+// The snapshots of one cluster that `params`' filters select, sorted by
+// snapshot ID (paging is the caller's). Without filters every pool's
+// snapshot journal is read. Snapshots whose image is missing (half made or
+// half deleted) are left out.
+Result<std::vector<SnapshotInfo>> ListSnapshotsBlocking(const std::shared_ptr<RadosCluster>& cluster,
+                                                        const std::string& cluster_id,
+                                                        const ListSnapshotsParams& params,
+                                                        const std::string& rados_namespace);
+
+}  // namespace nbdk

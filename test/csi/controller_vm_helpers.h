@@ -1,0 +1,46 @@
+// Helpers of the Controller VM tests: what is in RADOS and RBD, read
+// directly (not through nbdkeeperd) to check what the controller wrote.
+#pragma once
+
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "journal/rados_cluster.h"
+
+namespace nbdk::vmtest {
+
+// Every omap key of `object`; nullopt when the object is missing.
+inline std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, const std::string& object) {
+  rados_read_op_t op = rados_create_read_op();
+  rados_omap_iter_t iter = nullptr;
+  unsigned char more = 0;
+  int rval = 0;
+  rados_read_op_omap_get_vals2(op, "", "", 1000, &iter, &more, &rval);
+  int rc = rados_read_op_operate(op, io.get(), object.c_str(), 0);
+  std::optional<std::map<std::string, std::string>> out;
+  if (rc == 0 && rval == 0) {
+    out.emplace();
+    for (;;) {
+      char *k = nullptr, *v = nullptr;
+      size_t kl = 0, vl = 0;
+      if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) < 0 || k == nullptr) break;
+      (*out)[std::string(k, kl)] = std::string(v, vl);
+    }
+  }
+  if (iter) rados_omap_get_end(iter);
+  rados_release_read_op(op);
+  return out;
+}
+
+inline bool ImageExists(IoCtx& io, const std::string& image) {
+  rbd_image_t img = nullptr;
+  int rc = rbd_open_read_only(io.get(), image.c_str(), &img, nullptr);
+  if (rc == 0) rbd_close(img);
+  return rc == 0;
+}
+
+}  // namespace nbdk::vmtest
