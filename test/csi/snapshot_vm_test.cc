@@ -372,7 +372,9 @@ TEST_F(SnapshotVmTest, DeleteInEveryOrder) {
       deleted[which] = true;
       for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(ImageExists(*io_, images[i]), !deleted[i]) << images[i];
-        if (!deleted[i]) EXPECT_TRUE(ReadImage(*io_, images[i], 0, kMiB) == data) << images[i];
+        if (!deleted[i]) {
+          EXPECT_TRUE(ReadImage(*io_, images[i], 0, kMiB) == data) << images[i];
+        }
       }
       // The snapshot, while it exists, still restores.
       if (!deleted[1]) {

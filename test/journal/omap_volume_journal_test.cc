@@ -69,7 +69,7 @@ TEST(VolumeJournal, ReserveWritesCephCsisKeys) {
   Harness h;
   auto r = h.Create(kName);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, (VolumeReservation{kUuid1, DefaultImageName(kUuid1)}));
+  EXPECT_EQ(*r, (VolumeReservation{kUuid1, DefaultImageName(kUuid1), ""}));
   std::map<std::string, OmapValues> want = {
       {"csi.volumes.default", {{"csi.volume.pvc-1b7e", kUuid1}}},
       {VolumeObject(kUuid1), {{"csi.volname", kName}, {"csi.imagename", DefaultImageName(kUuid1)}}}};
