@@ -7,6 +7,9 @@
 set -euo pipefail
 vm=${NBDK_VM_DIR:?} test_bin=${1:?usage: cold-boot.sh <systemd_vm_test>}
 
+# The next boot starts from an empty share: keep the earlier jobs' output.
+rm -rf "$NBDK_VM_STATE/before-power-cut"
+cp -r "$NBDK_VM_STATE/share/out" "$NBDK_VM_STATE/before-power-cut"
 "$vm/vm-stop" --power-cut
 start=$(date +%s%N)
 "$vm/vm-start" --systemd --boot-again --timeout 540
