@@ -97,7 +97,7 @@ Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_r
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::string> argv = ParseCmdline(raw);
     if (argv.empty() || Basename(argv[0]) != "rbd-nbd") continue;
-    RbdNbdProcess p{std::atoi(e->d_name), std::move(argv)};
+    RbdNbdProcess p{std::atoi(e->d_name), std::move(argv), "", -1, -1};
     std::string dir = proc_root + "/" + e->d_name;
     p.exe = ReadLink(dir + "/exe");
     ReadUids(dir + "/status", &p);

@@ -155,6 +155,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.fs_type = req_.capability.fs_type;
     r.block = req_.capability.block;
     r.read_only = req_.capability.read_only;
+    r.mount_flags = req_.capability.mount_options;
     r.staging_path = req_.staging_target_path;
     r.mount_point_created = mount_point_created_;
     r.boot_id = node_.options.boot_id;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "csi/filesystem.h"
+#include "csi/mount_flags.h"
 #include "csi/mount_table.h"
 #include "daemon/base/log.h"
 #include "daemon/base/uv_handle.h"
@@ -137,7 +138,19 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
                                 });
   }
 
+  // The flags passed the allow-list when the CO sent them; the journal is
+  // read back as outside input all the same.
+  Status JournaledFlagsAllowed() const {
+    if (record_.block) return Status::Ok();
+    Status s = ParseMountFlags(record_.mount_flags, record_.fs_type, "journaled mount_flags").status();
+    for (const PublishedTarget& t : record_.published_targets) {
+      if (s.ok()) s = ParseMountFlags(t.mount_flags, record_.fs_type, "journaled target mount_flags").status();
+    }
+    return s;
+  }
+
   void MountStaging() {
+    if (!Check(JournaledFlagsAllowed(), "remount")) return Finish();
     std::string mp = StagedMountPoint(record_.staging_path, record_.volume_id);
     if (FindMount(mounts_, mp) != nullptr) return MountTargets(0);
     auto self = shared_from_this();
@@ -149,8 +162,9 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       self->MountTargets(0);
     };
     if (record_.block) return BindMount(run_->node.loop, record_.nbd_device, mp, record_.read_only, {}, next);
-    // As the stage mounted it (csi/stage_transaction.cc).
+    // As the stage mounted it (csi/stage_transaction.cc), its flags included.
     std::vector<std::string> options = {"nosuid", "nodev"};
+    options.insert(options.end(), record_.mount_flags.begin(), record_.mount_flags.end());
     if (record_.read_only) options.push_back("ro");
     Mount(run_->node.loop, record_.fs_type, record_.nbd_device, mp, options, next);
   }
@@ -161,14 +175,15 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
     if (i == targets.size()) return Finish();
     std::string source = record_.block ? record_.nbd_device : StagedMountPoint(record_.staging_path, record_.volume_id);
     auto self = shared_from_this();
-    BindMount(run_->node.loop, source, targets[i].path, targets[i].read_only, {}, [self, i](Status s) {
+    auto next = [self, i](Status s) {
       if (self->Check(s, "remount target")) {
         ++self->run_->summary.remounted;
         NBDK_LOG_INFO("heal_remounted",
                       {{"volume", self->record_.volume_id}, {"path", self->record_.published_targets[i].path}});
       }
       self->MountTargets(i + 1);
-    });
+    };
+    BindMount(run_->node.loop, source, targets[i].path, targets[i].read_only, targets[i].mount_flags, next);
   }
 
   void Finish() {

@@ -65,14 +65,14 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
       },
       [n, request, before, source, held, done](Result<bool> created) {
         if (!created.ok()) return done(created.status());
-        PublishedTarget target{request.target_path, request.read_only, *created};
+        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options};
         VolumeRecord after = before;
         after.published_targets.push_back(target);
         // Journaled before the mount: a crash in between leaves an entry that
         // unpublish cleans up, never a mount nobody knows about.
         n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
           if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
-          BindMount(n->loop, source, target.path, target.read_only, request.capability.mount_options,
+          BindMount(n->loop, source, target.path, target.read_only, target.mount_flags,
                     [n, before, target, held, done](Status s) {
                       if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
                       done(Status::Ok());

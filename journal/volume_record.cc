@@ -68,6 +68,13 @@ class FieldReader {
     return Bool(name, out);
   }
 
+  // An array member newer daemons write: absent in an older record is empty.
+  Status OptionalStrings(const char* name, std::vector<std::string>* out) const {
+    out->clear();
+    if (object_.FindMember(name) == object_.MemberEnd()) return Status::Ok();
+    return Strings(name, out);
+  }
+
   Status Int64(const char* name, int64_t min, int64_t max, int64_t* out) const {
     const rapidjson::Value* v;
     NBDK_RETURN_IF_ERROR(Find(name, &v));
@@ -131,6 +138,7 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.String("fs_type", &r->fs_type));
   NBDK_RETURN_IF_ERROR(f.Bool("block", &r->block));
   NBDK_RETURN_IF_ERROR(f.Bool("read_only", &r->read_only));
+  NBDK_RETURN_IF_ERROR(f.OptionalStrings("mount_flags", &r->mount_flags));
   NBDK_RETURN_IF_ERROR(f.String("staging_path", &r->staging_path));
   NBDK_RETURN_IF_ERROR(f.OptionalBool("mount_point_created", false, &r->mount_point_created));
   NBDK_RETURN_IF_ERROR(f.Objects("published_targets", [r](const FieldReader& t) {
@@ -138,6 +146,7 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
     NBDK_RETURN_IF_ERROR(t.String("path", &target.path));
     NBDK_RETURN_IF_ERROR(t.Bool("read_only", &target.read_only));
     NBDK_RETURN_IF_ERROR(t.OptionalBool("created", false, &target.created));
+    NBDK_RETURN_IF_ERROR(t.OptionalStrings("mount_flags", &target.mount_flags));
     r->published_targets.push_back(std::move(target));
     return Status::Ok();
   }));
@@ -179,6 +188,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.Bool(r.block);
   w.Key("read_only");
   w.Bool(r.read_only);
+  WriteStrings(w, "mount_flags", r.mount_flags);
   WriteString(w, "staging_path", r.staging_path);
   w.Key("mount_point_created");
   w.Bool(r.mount_point_created);
@@ -191,6 +201,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
     w.Bool(t.read_only);
     w.Key("created");
     w.Bool(t.created);
+    WriteStrings(w, "mount_flags", t.mount_flags);
     w.EndObject();
   }
   w.EndArray();

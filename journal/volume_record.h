@@ -22,6 +22,9 @@ struct PublishedTarget {
   // The daemon made the mount point (so unpublish may remove it). Absent in
   // records older than this field: false, so their targets are kept.
   bool created = false;
+  // The publish request's mount flags (allow-listed), so that a heal
+  // remount restores the same mount. Absent in older records: none.
+  std::vector<std::string> mount_flags;
   bool operator==(const PublishedTarget&) const = default;
 };
 
@@ -41,6 +44,9 @@ struct VolumeRecord {
   std::string fs_type;                   // "ext4", "xfs", or "" for block
   bool block = false;                    // a raw block volume
   bool read_only = false;
+  // The stage request's mount flags (allow-listed), for a heal remount of
+  // the staging mount. Absent in older records: none.
+  std::vector<std::string> mount_flags;
   std::string staging_path;
   // The daemon made <staging_path>/<volume_id>; false in older records.
   bool mount_point_created = false;

@@ -80,7 +80,7 @@ class HostileRequestsTest : public ::testing::Test {
     r.cookie = r.volume_id;
     r.fs_type = "ext4";
     r.staging_path = dir_ + "/staging/journaled";
-    r.published_targets = {{dir_ + "/pods/p1/journaled-target", false, false}};
+    r.published_targets = {{dir_ + "/pods/p1/journaled-target", false, false, {}}};
     r.boot_id = "00000000-0000-0000-0000-000000000000";
     r.state = "staged";
     ASSERT_TRUE(journal->Put(r).ok());

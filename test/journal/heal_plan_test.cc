@@ -35,7 +35,7 @@ RbdNbdProcess Server(int pid, const VolumeRecord& r, const char* command = "map"
 
 TEST(HealPlanTest, AdoptsTheLiveServerOfItsCookieAndImage) {
   VolumeRecord r = Staged();
-  HealPlan p = PlanHeal(r, kBoot, Ours(r), {{77, {"/bin/sleep", "100"}}, Server(4242, r)}, kUs);
+  HealPlan p = PlanHeal(r, kBoot, Ours(r), {{77, {"/bin/sleep", "100"}, "", -1, -1}, Server(4242, r)}, kUs);
   EXPECT_EQ(p.action, HealAction::kAdopt) << p.reason;
   EXPECT_EQ(p.pid, 4242);
 }
@@ -114,7 +114,7 @@ TEST(HealPlanTest, ReattachesWhenTheDeviceIsStillOursAndNobodyServesIt) {
 TEST(HealPlanTest, ARecycledPidIsNotAdopted) {
   VolumeRecord r = Staged();
   // The journaled pid now belongs to another program...
-  HealPlan p = PlanHeal(r, kBoot, Ours(r), {{4242, {"/usr/sbin/nginx", "-g", "daemon off;"}}}, kUs);
+  HealPlan p = PlanHeal(r, kBoot, Ours(r), {{4242, {"/usr/sbin/nginx", "-g", "daemon off;"}, "", -1, -1}}, kUs);
   EXPECT_EQ(p.action, HealAction::kReattach) << p.reason;
   // ...or to an rbd-nbd serving another volume.
   VolumeRecord other = Staged();

@@ -51,7 +51,7 @@ VolumeRecord RecordAt(int v, int64_t seq) {
   r.rbd_nbd_pid = static_cast<int32_t>(seq % 1000000);
   r.staging_path += "/" + std::to_string(seq);
   r.map_options.push_back(std::string(static_cast<size_t>((seq * 7919) % 8000), static_cast<char>('a' + seq % 26)));
-  r.published_targets.resize(static_cast<size_t>(seq % 5), {"/pods/" + std::to_string(seq), seq % 2 == 0});
+  r.published_targets.resize(static_cast<size_t>(seq % 5), {"/pods/" + std::to_string(seq), seq % 2 == 0, false, {}});
   return r;
 }
 

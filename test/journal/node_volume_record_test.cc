@@ -58,7 +58,7 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected = {"mount_point_created"};
+  std::set<std::string> expected = {"mount_point_created", "mount_flags"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
 }
@@ -87,6 +87,30 @@ TEST(VolumeRecordTest, CreatedFlagsAbsentInOlderRecordsMeanNotCreated) {
   EXPECT_FALSE(old->mount_point_created);
   ASSERT_FALSE(old->published_targets.empty());
   for (const auto& t : old->published_targets) EXPECT_FALSE(t.created);
+}
+
+// Records written before mount flags were journaled: a heal remounts
+// without flags, as those daemons did.
+TEST(VolumeRecordTest, MountFlagsAbsentInOlderRecordsMeanNone) {
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  doc.RemoveMember("mount_flags");
+  for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("mount_flags");
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  doc.Accept(w);
+  auto old = DecodeVolumeRecord(buf.GetString());
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->mount_flags.empty());
+  for (const auto& t : old->published_targets) EXPECT_TRUE(t.mount_flags.empty());
+}
+
+TEST(VolumeRecordTest, WrongTypedMountFlagsAreNamed) {
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["mount_flags"].SetInt(1); }).message(),
+            "field mount_flags: expected an array of strings");
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["published_targets"][0]["mount_flags"][0].SetBool(true); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("published_targets[0].mount_flags[0]"), std::string::npos) << s.message();
 }
 
 TEST(VolumeRecordTest, EachMissingFieldIsNamed) {
