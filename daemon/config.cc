@@ -184,8 +184,8 @@ const std::vector<Setting>& Settings() {
          return Status::Ok();
        }},
       {"systemd_bus", false,
-       "sd-bus address of the host's systemd for child scopes, e.g. unix:path=/run/systemd/private (default: the "
-       "system bus)",
+       "sd-bus address of the host's systemd for child scopes, e.g. unix:path=/run/host-systemd/private (default: "
+       "/run/systemd/private, else the system bus)",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->systemd_bus, v); }},
       {"on_stop", false, "leave (children keep serving) or detach",
        [](Config* c, std::string_view v) {

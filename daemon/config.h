@@ -58,8 +58,8 @@ struct Config {
   // (supervisor/systemd_child_scopes.h), so it outlives the daemon's
   // container or unit; off: children stay in the daemon's cgroup.
   bool child_scopes = true;
-  // sd-bus address of the host's systemd, e.g. unix:path=/run/systemd/private
-  // mounted into a container; empty: the system bus.
+  // sd-bus address of the host's systemd, e.g. its private socket mounted
+  // into a container; empty: /run/systemd/private, else the system bus.
   std::string systemd_bus;
 };
 

@@ -42,7 +42,10 @@ struct BusError {
   }
 };
 
-Result<BusPtr> Connect(const std::string& address) {
+// systemd's own socket, as systemctl uses it as root: no D-Bus daemon needed.
+constexpr const char* kPrivateSocket = "unix:path=/run/systemd/private";
+
+Result<BusPtr> ConnectTo(const std::string& address) {
   sd_bus* raw = nullptr;
   int r = 0;
   std::string where = address.empty() ? "the system bus" : address;
@@ -68,6 +71,16 @@ Result<BusPtr> Connect(const std::string& address) {
   return bus;
 }
 
+// An explicit address, or else systemd's private socket, else the system bus.
+Result<BusPtr> Connect(const std::string& address) {
+  if (!address.empty()) return ConnectTo(address);
+  auto direct = ConnectTo(kPrivateSocket);
+  if (direct.ok() || direct.status().code() != Code::kUnavailable) return direct;
+  auto bus = ConnectTo("");
+  if (bus.ok() || bus.status().code() != Code::kUnavailable) return bus;
+  return Status::Unavailable(direct.status().message() + "; " + bus.status().message());
+}
+
 Result<MessagePtr> NewManagerCall(sd_bus* bus, const char* method) {
   sd_bus_message* raw = nullptr;
   int r = sd_bus_message_new_method_call(bus, &raw, kService, kPath, kManager, method);
@@ -87,6 +100,9 @@ int StartScope(sd_bus* bus, const std::string& unit, const std::string& volume_i
   if (r >= 0) r = sd_bus_message_append(msg, "(sv)", "PIDs", "au", 1, static_cast<uint32_t>(pid));
   if (r >= 0) r = sd_bus_message_append(msg, "(sv)", "CollectMode", "s", "inactive-or-failed");
   if (r >= 0) r = sd_bus_message_append(msg, "(sv)", "DefaultDependencies", "b", 0);
+  // The device policy rbd-nbd had in nbdkeeperd.service's cgroup.
+  if (r >= 0) r = sd_bus_message_append(msg, "(sv)", "DevicePolicy", "s", "closed");
+  if (r >= 0) r = sd_bus_message_append(msg, "(sv)", "DeviceAllow", "a(ss)", 1, "block-nbd", "rw");
   if (r >= 0) r = sd_bus_message_close_container(msg);
   if (r >= 0) r = sd_bus_message_append(msg, "a(sa(sv))", 0);
   if (r < 0) return r;

@@ -15,6 +15,9 @@
 //  - DefaultDependencies=no: no Conflicts=shutdown.target, so a host
 //    shutdown does not stop rbd-nbd before the filesystems on its device
 //    are unmounted; it ends in the final kill, as before scopes.
+//  - DevicePolicy=closed, DeviceAllow=block-nbd rw: what the shipped unit
+//    allows rbd-nbd in its cgroup (device rules go with the cgroup; the
+//    unit's other restrictions go with the process and are kept).
 // If the name is still taken (the scope of a child that just died not yet
 // collected) the pid is attached to that unit instead, else retried.
 // Success is the pid seen in the unit's cgroup (/proc/<pid>/cgroup), not
@@ -31,9 +34,11 @@ namespace nbdk {
 class SystemdChildScopes : public ChildScopes {
  public:
   // `bus_address`: an sd-bus address such as
-  // "unix:path=/run/systemd/private" (systemd's own socket, mounted into a
-  // container); empty: the system bus (sd_bus_open_system, honouring
-  // DBUS_SYSTEM_BUS_ADDRESS). `loop` must outlive every call in flight.
+  // "unix:path=/run/host-systemd/private" (systemd's own socket, mounted
+  // into a container); empty: /run/systemd/private (root only, no D-Bus
+  // daemon needed, as systemctl does), else the system bus
+  // (sd_bus_open_system, honouring DBUS_SYSTEM_BUS_ADDRESS). `loop` must
+  // outlive every call in flight.
   SystemdChildScopes(EventLoop& loop, std::string bus_address);
 
   // Errors: Unavailable (no bus, or systemd did not answer), FailedPrecondition
