@@ -139,7 +139,6 @@ Result<std::string> Move(const std::string& address, const std::string& volume_i
   std::string unit = ScopeUnitName(volume_id);
   auto bus = Connect(address);
   if (!bus.ok()) return bus.status();
-  Status last;
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(kNameRetryDelay);
     BusError start_error;
@@ -149,8 +148,7 @@ Result<std::string> Move(const std::string& address, const std::string& volume_i
     BusError attach_error;
     r = AttachToScope(bus->get(), unit, pid, attach_error);
     if (r >= 0) break;
-    last = attach_error.ToStatus(r, unit + " exists; attach to it");
-    if (attempt + 1 == kNameAttempts) return last;
+    if (attempt + 1 == kNameAttempts) return attach_error.ToStatus(r, unit + " exists; attach to it");
   }
   NBDK_RETURN_IF_ERROR(WaitInUnit(pid, unit));
   return unit;
