@@ -176,6 +176,17 @@ const std::vector<Setting>& Settings() {
          c->status_shows_output = v == "true";
          return Status::Ok();
        }},
+      {"child_scopes", false,
+       "auto (default: each rbd-nbd in a systemd scope of its own when the host's systemd is reachable) or off",
+       [](Config* c, std::string_view v) {
+         if (v != "auto" && v != "off") return Status::InvalidArgument("'" + std::string(v) + "' is not one of auto, off");
+         c->child_scopes = v == "auto";
+         return Status::Ok();
+       }},
+      {"systemd_bus", false,
+       "sd-bus address of the host's systemd for child scopes, e.g. unix:path=/run/host-systemd/private (default: "
+       "/run/systemd/private, else the system bus)",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->systemd_bus, v); }},
       {"on_stop", false, "leave (children keep serving) or detach",
        [](Config* c, std::string_view v) {
          if (v == "leave") {

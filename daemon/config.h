@@ -54,6 +54,13 @@ struct Config {
   // /status also shows each mapping's recent rbd-nbd output (off: it is
   // raw process output; the per-volume log under state_dir keeps it).
   bool status_shows_output = false;
+  // Each rbd-nbd in a systemd scope of its own on the host
+  // (supervisor/systemd_child_scopes.h), so it outlives the daemon's
+  // container or unit; off: children stay in the daemon's cgroup.
+  bool child_scopes = true;
+  // sd-bus address of the host's systemd, e.g. its private socket mounted
+  // into a container; empty: /run/systemd/private, else the system bus.
+  std::string systemd_bus;
 };
 
 // What the command line asked for besides a Config.

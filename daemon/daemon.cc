@@ -27,6 +27,7 @@
 #include "journal/node_boot_id.h"
 #include "netlink/nbd_netlink.h"
 #include "supervisor/rbd_lock_breaker.h"
+#include "supervisor/systemd_child_scopes.h"
 
 namespace nbdk {
 namespace {
@@ -67,11 +68,14 @@ class Daemon {
         rados_(loop_),
         rbd_lock_breaker_(loop_, rados_),
         keep_locks_(loop_),
+        child_scopes_(loop_, config.systemd_bus),
         supervisor_(loop_, SupervisorConfigFrom(config),
                     config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),
         notifier_(std::make_unique<SystemdNotifier>(loop_)),
         identity_(env_, config.driver_name, [this] { return ready_; }) {
+    // Off: every child stays in our cgroup, and /status says so.
+    if (config.child_scopes) supervisor_.SetChildScopes(&child_scopes_);
     view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }, nullptr};
     DeclareRpcMetrics(metrics_);
   }
@@ -242,6 +246,7 @@ class Daemon {
   RadosClients rados_;
   RbdLockBreaker rbd_lock_breaker_;
   KeepLocks keep_locks_;
+  SystemdChildScopes child_scopes_;  // before the Supervisor that uses it
   Supervisor supervisor_;
   std::unique_ptr<NbdNetlink> netlink_;
   std::unique_ptr<StagedVolumes> volumes_;

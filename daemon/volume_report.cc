@@ -23,6 +23,9 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<
   w.Int(s.pid);
   w.Key("adopted");
   w.Bool(s.adopted);
+  String(w, "cgroup_mode", CgroupModeName(s.cgroup_mode));
+  String(w, s.cgroup_mode == CgroupMode::kScope ? "scope" : "cgroup_reason",
+         s.cgroup_mode == CgroupMode::kScope ? s.scope : s.cgroup_reason);
   String(w, "cookie", s.cookie);
   w.Key("restarts");
   w.Uint(s.restarts);

@@ -82,6 +82,7 @@ Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* ro
                                     {"role", child_role_},
                                     {"pid", child_->pid()},
                                     {"argv", JoinArgv(argv)}});
+  PlaceInScope(child_->pid());
   return Status::Ok();
 }
 
@@ -167,6 +168,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
   child_.reset();
   adopted_.reset();
   link_dead_timer_.reset();
+  SetDaemonCgroup("no rbd-nbd process");
   NBDK_LOG_INFO("rbd_nbd_exited", {{"volume", request_.volume_id},
                                    {"role", child_role_},
                                    {"pid", pid},
@@ -229,6 +231,7 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   }
   adopted_ = std::move(watch).value();
   ++server_generation_;
+  FindAdoptedScope(pid);
   Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
   return Status::Ok();
 }
@@ -276,6 +279,9 @@ MappingSnapshot Mapping::Snapshot() const {
   s.device = device_;
   s.pid = ServerPid();
   s.adopted = adopted_ != nullptr;
+  s.cgroup_mode = cgroup_mode_;
+  s.scope = scope_;
+  s.cgroup_reason = cgroup_reason_;
   s.cookie = cookie_;
   s.restarts = restarts_;
   s.attach_attempts = attempts_;

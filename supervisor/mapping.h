@@ -27,6 +27,7 @@
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 #include "daemon/base/uv_handle.h"
+#include "supervisor/child_scope.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping_snapshot.h"
 #include "supervisor/mapping_state.h"
@@ -51,6 +52,8 @@ class Mapping {
     // Called with the pid of each `rbd-nbd attach` spawned (see
     // Supervisor::SetAttachSpawned).
     std::function<void(const std::string& volume_id, int pid)> on_attach_spawned;
+    // Moves each server into a scope of its own; null: child scopes are off.
+    ChildScopes* scopes = nullptr;
   };
   using MapDone = std::function<void(Result<std::string>)>;
   using StopDone = std::function<void(Status)>;
@@ -131,6 +134,10 @@ class Mapping {
   void Expire(std::string reason);
   std::string DeadlineReason() const;
   void OnLinkDeadGraceOver(uint64_t generation);
+  // mapping_scope.cc: the server's cgroup.
+  void PlaceInScope(int pid);
+  void FindAdoptedScope(int pid);
+  void SetDaemonCgroup(std::string reason);
 
   Env env_;
   MapRequest request_;
@@ -144,6 +151,9 @@ class Mapping {
   std::unique_ptr<PidfdWatch> adopted_;   // adopted server
   std::string child_role_;                // "map" / "attach"
   uint64_t server_generation_ = 0;        // bumped per spawned/adopted process
+  CgroupMode cgroup_mode_ = CgroupMode::kDaemon;  // of the current process
+  std::string scope_;                     // kScope: its unit
+  std::string cgroup_reason_ = "no rbd-nbd process";
   std::deque<std::string> recent_stderr_;  // of the current child
   std::optional<std::string> kill_reason_;  // why we killed the current child
   OutputLog log_;

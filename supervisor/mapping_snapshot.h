@@ -10,6 +10,13 @@
 
 namespace nbdk {
 
+// Where a mapping's rbd-nbd process lives (supervisor/child_scope.h).
+enum class CgroupMode {
+  kDaemon,  // the daemon's cgroup: dies with its container or unit, healed by re-attach
+  kScope,   // a systemd scope of its own: keeps serving through a daemon stop or kill
+};
+inline const char* CgroupModeName(CgroupMode m) { return m == CgroupMode::kScope ? "scope" : "daemon"; }
+
 struct MappingSnapshot {
   std::string volume_id;
   std::string image;  // "pool/[ns/]image"
@@ -19,6 +26,9 @@ struct MappingSnapshot {
   std::string device;  // "/dev/nbdN"; empty until the map printed it
   int pid = 0;         // the serving (or map/attach) process; 0: none
   bool adopted = false;  // the server is not our child (pidfd watch)
+  CgroupMode cgroup_mode = CgroupMode::kDaemon;
+  std::string scope;          // kScope: the unit
+  std::string cgroup_reason;  // kDaemon: why not in a scope (yet)
   std::string cookie;
   uint32_t restarts = 0;         // successful re-attaches since the map
   uint32_t attach_attempts = 0;  // attempts in the current outage

@@ -19,7 +19,8 @@ std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
   Mapping::Env env{loop_, config_, lock_breaker_, stats_, [this](const std::string& id) { Retire(id); },
                    [this](const std::string& id, int pid) {
                      if (attach_spawned_) attach_spawned_(id, pid);
-                   }};
+                   },
+                   scopes_};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
 }
 

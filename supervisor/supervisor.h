@@ -88,6 +88,12 @@ class Supervisor {
     attach_spawned_ = std::move(cb);
   }
 
+  // Each rbd-nbd started or adopted from now on goes into a systemd scope
+  // of its own (see child_scope.h); without this call (or with null) they
+  // stay in the daemon's cgroup. Call before the first Map or Adopt;
+  // `scopes` must outlive the Supervisor.
+  void SetChildScopes(ChildScopes* scopes) { scopes_ = scopes; }
+
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.
   void OnLinkDead(int index);
@@ -119,6 +125,7 @@ class Supervisor {
   SupervisorStats stats_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
   std::function<void(const std::string& volume_id, int pid)> attach_spawned_;
+  ChildScopes* scopes_ = nullptr;
   // Finished mappings, deleted on the next loop turn: they are retired
   // from inside their own callbacks.
   std::vector<std::unique_ptr<Mapping>> retired_;

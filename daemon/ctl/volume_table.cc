@@ -58,6 +58,8 @@ Result<DaemonStatus> ParseDaemonStatus(std::string_view json) {
     row.device = Str(v, "device");
     row.staging_path = Str(v, "staging_path");
     row.log = Str(v, "log");
+    row.cgroup_mode = Str(v, "cgroup_mode");
+    row.scope = Str(v, "scope");
     if (auto it = v.FindMember("pid"); it != v.MemberEnd() && it->value.IsInt()) row.pid = it->value.GetInt();
     if (auto it = v.FindMember("restarts"); it != v.MemberEnd() && it->value.IsUint()) row.restarts = it->value.GetUint();
     if (auto it = v.FindMember("seconds_in_state"); it != v.MemberEnd() && it->value.IsNumber()) {
@@ -139,6 +141,8 @@ std::string RenderJson(const DaemonStatus& status) {
     w.Key("seconds_in_state");
     w.Double(v.seconds_in_state);
     str("mount_point", v.MountPoint());
+    str("cgroup_mode", v.cgroup_mode);
+    str("scope", v.scope);
     w.Key("targets");
     w.StartArray();
     for (const std::string& t : v.targets) w.String(t.c_str());

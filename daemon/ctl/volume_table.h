@@ -23,6 +23,8 @@ struct VolumeRow {
   std::string staging_path;
   std::vector<std::string> targets;
   std::string log;            // the daemon's per-volume rbd-nbd log file
+  std::string cgroup_mode;    // "scope", "daemon", "" (no mapping)
+  std::string scope;          // cgroup_mode "scope": the systemd unit
   // Where the volume is mounted for use: its first target, else (a
   // filesystem) its staging mount point, else "".
   std::string MountPoint() const;

@@ -39,7 +39,9 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
                                    "--state-dir=" + dir_ + "/state",
                                    "--kubelet-root=" + dir_,
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
-                                   "--node-id=test-node"};
+                                   "--node-id=test-node",
+                                   // A test's children never become units of the host's systemd.
+                                   "--child-scopes=off"};
   args.insert(args.end(), extra.begin(), extra.end());
   return Launch(args);
 }

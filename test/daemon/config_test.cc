@@ -49,6 +49,19 @@ TEST(ConfigTest, FlagsInBothForms) {
   EXPECT_TRUE(Parse({})->config.break_dead_locks);
 }
 
+TEST(ConfigTest, ChildScopesAreOnByDefaultOverTheSystemBus) {
+  auto d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->config.child_scopes);
+  EXPECT_EQ(d->config.systemd_bus, "");
+  auto r = Parse({"--child-scopes=off", "--systemd-bus=unix:path=/run/systemd/private"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->config.child_scopes);
+  EXPECT_EQ(r->config.systemd_bus, "unix:path=/run/systemd/private");
+  EXPECT_TRUE(Parse({"--child-scopes=auto"})->config.child_scopes);
+  EXPECT_EQ(Parse({"--child-scopes=on"}).status().code(), Code::kInvalidArgument);
+}
+
 TEST(ConfigTest, PathRootsAreCleanAbsoluteDirectoriesOtherThanTheRoot) {
   auto r = Parse({"--kubelet-root=/srv/kubelet", "--mount-roots=/mnt,/srv/data"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

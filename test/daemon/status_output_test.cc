@@ -146,6 +146,8 @@ TEST_F(StatusOutputTest, RawOutputIsNotPublishedByDefault) {
   EXPECT_NE(body.find("\"volume_id\":\"vol1\""), std::string::npos) << body;
   EXPECT_EQ(body.find("RAW RBD NBD OUTPUT"), std::string::npos) << body;
   EXPECT_EQ(body.find("output_tail"), std::string::npos) << body;
+  // No ChildScopes given: the child stays in our cgroup, and says why.
+  EXPECT_NE(body.find(R"("cgroup_mode":"daemon","cgroup_reason":"child scopes are off")"), std::string::npos) << body;
 }
 
 TEST_F(StatusOutputTest, RawOutputIsShownWhenConfigured) {

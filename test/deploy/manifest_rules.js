@@ -126,6 +126,14 @@ function checkNodeDaemonSet(objects, daemonFlags) {
     const r = resolve(pod, daemon, dir);
     if (!r || r.hostPath !== dir) problems.push(`nbdkeeperd: ${dir} must be the host's ${dir}`);
   }
+  // Child scopes: the bus must be the host's systemd, whose pids are ours.
+  const bus = flags.get('--systemd-bus');
+  if (bus) {
+    const socket = resolve(pod, daemon, bus.replace(/^unix:path=/, ''));
+    if (!socket || socket.hostPath !== '/run/systemd/private') {
+      problems.push(`--systemd-bus ${bus}: must reach the host's /run/systemd/private`);
+    }
+  }
 
   // The probes reach the liveness sidecar's port, not the daemon's health one.
   const probePort = Number((flagsOf(liveness).get('--http-endpoint') || '').split(':').pop());

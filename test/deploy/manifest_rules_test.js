@@ -79,6 +79,13 @@ test('a key dir on disk rather than under /run', () => {
   assertCaught(problems, /--key-dir.*tmpfs/);
 });
 
+test('a systemd bus that is not the host systemd\'s socket', () => {
+  const problems = problemsAfter((o) => {
+    setFlag(containerOf(nodePod(o), 'nbdkeeperd'), '--systemd-bus', 'unix:path=/run/nbdkeeper/private');
+  });
+  assertCaught(problems, /--systemd-bus/);
+});
+
 test('a flag nbdkeeperd does not know', () => {
   const problems = problemsAfter((o) => { containerOf(nodePod(o), 'nbdkeeperd').args.push('--keydir=/run/keys'); });
   assertCaught(problems, /--keydir/);

@@ -66,7 +66,8 @@ TEST(CephxKeyTest, BareKeyOrKeyringSection) {
 constexpr char kStatus[] = R"({"version":"0.1.0","ready":true,"volumes":[
   {"volume_id":"db","image":"rbd/db","journal_state":"staged","access":"ext4",
    "staging_path":"/var/lib/nbdkeeper/staging/db","targets":["/mnt/db"],"state":"Connected",
-   "seconds_in_state":30.0,"device":"/dev/nbd0","pid":42,"restarts":1,"log":"/var/lib/nbdkeeper/logs/db.log"},
+   "seconds_in_state":30.0,"device":"/dev/nbd0","pid":42,"restarts":1,"log":"/var/lib/nbdkeeper/logs/db.log",
+   "cgroup_mode":"scope","scope":"nbdkeeper-rbd-nbd-db.scope"},
   {"volume_id":"raw","image":"rbd/ns/raw","journal_state":"staged","access":"block",
    "staging_path":"/var/lib/nbdkeeper/staging/raw","targets":[],"state":"Unmapped","device":"/dev/nbd1"},
   {"volume_id":"old","image":"rbd/old","journal_state":"staged","access":"xfs",
@@ -104,6 +105,7 @@ TEST(VolumeTableTest, TableAndJsonCarryEveryColumn) {
   EXPECT_EQ(table.find("/dev/nbd2"), std::string::npos) << "no device shown for a stale boot\n" << table;
   std::string json = RenderJson(*status);
   EXPECT_NE(json.find(R"("mount_point":"/mnt/db")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("cgroup_mode":"scope","scope":"nbdkeeper-rbd-nbd-db.scope")"), std::string::npos) << json;
 }
 
 TEST(PersistedVolumesTest, RoundTripsAndRejectsMalformedEntries) {
