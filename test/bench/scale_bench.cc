@@ -1,0 +1,292 @@
+// Benchmark (not a test; run in the test VM with memory for N rbd-nbd):
+// one nbdkeeperd with N ext4 volumes, each with an O_DIRECT|O_DSYNC writer,
+// for each N given:
+//   stage    - N NodeStageVolume calls issued at once: per volume and all;
+//   memory   - the daemon's RSS and CPU time (children excluded), one
+//              rbd-nbd's RSS;
+//   mass heal - kill -9 of every rbd-nbd at once -> each volume Connected
+//              again: median, slowest, all; the daemon's CPU in that window
+//              against the new rbd-nbd processes' CPU;
+//   restart  - SIGKILL of the daemon and every rbd-nbd, a new daemon on the
+//              same journal -> every volume Connected;
+// with IO errors and the longest write over all writers. Asserts nothing
+// about time; exits non-zero only on IO errors or broken setup.
+//
+//   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1800 -- $PWD/build/test/scale_bench 1 8 32
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "csi/proto/csi.grpc.pb.h"
+#include "test/common/daemon_process.h"
+#include "test/common/vm_volume.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nbdk::vmtest::GetVolumeStatus;
+using nbdk::vmtest::VmCeph;
+using nbdk::vmtest::Writer;
+
+double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+[[noreturn]] void Die(const std::string& why) {
+  std::fprintf(stderr, "scale_bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+// utime + stime of a process, in seconds (/proc/<pid>/stat fields 14, 15).
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// VmRSS in MiB.
+double RssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+struct Volume {
+  std::string image, staging;
+  std::unique_ptr<Writer> writer;
+};
+
+class Node {
+ public:
+  Node(const VmCeph& ceph, int n) : ceph_(ceph), root_("/run/nbdk-scale-" + std::to_string(n)) {
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+    if (auto st = nbdk::vmtest::WriteCephCsiConfig(root_ + "/config.json", "scale", ceph); !st.ok()) {
+      Die(st.ToString());
+    }
+    for (int i = 0; i < n; ++i) {
+      Volume v{"scale-" + std::to_string(n) + "-" + std::to_string(i), root_ + "/staging-" + std::to_string(i), {}};
+      std::filesystem::create_directories(v.staging);
+      if (auto st = nbdk::vmtest::CreateImage(ceph, v.image, 32); !st.ok()) Die(st.ToString());
+      volumes_.push_back(std::move(v));
+    }
+  }
+
+  void StartDaemon() {
+    daemon_ = std::make_unique<nbdk::test::DaemonProcess>(NBDKEEPERD_PATH, root_);
+    std::vector<std::string> flags = {"--ceph-csi-config=" + root_ + "/config.json", "--ceph-conf=" + ceph_.conf,
+                                      "--key-dir=" + root_ + "/keys"};
+    if (!daemon_->Start(flags)) Die("daemon did not start:\n" + daemon_->Log());
+    if (!daemon_->WaitReady(300000)) Die("daemon not ready:\n" + daemon_->Log());
+  }
+
+  // Every volume staged by one thread each, all at once: per-volume times.
+  std::vector<double> StageAll() {
+    auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_->endpoint(), grpc::InsecureChannelCredentials()));
+    std::vector<double> took(volumes_.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < volumes_.size(); ++i) {
+      threads.emplace_back([&, i] {
+        auto t0 = Clock::now();
+        grpc::ClientContext ctx;
+        csi::v1::NodeStageVolumeResponse resp;
+        grpc::Status st = node->NodeStageVolume(
+            &ctx, nbdk::vmtest::StageRequest(ceph_, "scale", volumes_[i].image, volumes_[i].staging), &resp);
+        if (!st.ok()) Die("stage " + volumes_[i].image + ": " + st.error_message());
+        took[i] = Secs(Clock::now() - t0);
+      });
+    }
+    for (auto& t : threads) t.join();
+    return took;
+  }
+
+  void StartWriters() {
+    for (Volume& v : volumes_) {
+      auto w = Writer::Start(v.staging + "/" + v.image + "/data");
+      if (!w.ok()) Die(w.status().ToString());
+      v.writer = std::move(*w);
+    }
+  }
+
+  std::vector<pid_t> ServerPids() const {
+    std::vector<pid_t> pids;
+    for (const Volume& v : volumes_) {
+      auto s = GetVolumeStatus(daemon_->health_port(), v.image);
+      if (!s || s->pid <= 0) Die("no pid for " + v.image);
+      pids.push_back(s->pid);
+    }
+    return pids;
+  }
+
+  // Waits until every volume is Connected with a pid not in `old`; the time
+  // each one took from `t0`.
+  std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0) {
+    std::vector<double> took(volumes_.size(), -1);
+    size_t left = volumes_.size();
+    while (left > 0) {
+      if (Clock::now() - t0 > std::chrono::seconds(600)) Die("not every volume healed in 600 s:\n" + daemon_->Log());
+      for (size_t i = 0; i < volumes_.size(); ++i) {
+        if (took[i] >= 0) continue;
+        auto s = GetVolumeStatus(daemon_->health_port(), volumes_[i].image);
+        if (s && s->state == "Connected" && s->pid > 0 && s->pid != old[i]) {
+          took[i] = Secs(Clock::now() - t0);
+          --left;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return took;
+  }
+
+  // Waits until every writer has written since the heal (its held write done).
+  void WaitWritersMoving() {
+    auto t0 = Clock::now();
+    for (Volume& v : volumes_) {
+      while (v.writer->blocked_s() > 0.5 && Clock::now() - t0 < std::chrono::seconds(120)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  }
+
+  void ResetWriters() {
+    for (Volume& v : volumes_) v.writer->ResetLongest();
+  }
+  double LongestWrite() const {
+    double m = 0;
+    for (const Volume& v : volumes_) m = std::max(m, v.writer->longest_s());
+    return m;
+  }
+  uint64_t Errors() const {
+    uint64_t e = 0;
+    for (const Volume& v : volumes_) e += v.writer->errors();
+    return e;
+  }
+
+  void Teardown() {
+    for (Volume& v : volumes_) v.writer->Stop();
+    auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_->endpoint(), grpc::InsecureChannelCredentials()));
+    for (Volume& v : volumes_) {
+      csi::v1::NodeUnstageVolumeRequest un;
+      un.set_volume_id(v.image);
+      un.set_staging_target_path(v.staging);
+      grpc::ClientContext ctx;
+      csi::v1::NodeUnstageVolumeResponse resp;
+      grpc::Status st = node->NodeUnstageVolume(&ctx, un, &resp);
+      if (!st.ok()) std::fprintf(stderr, "unstage %s: %s\n", v.image.c_str(), st.error_message().c_str());
+      (void)nbdk::vmtest::RemoveImage(ceph_, v.image);
+    }
+    daemon_->Stop(SIGTERM);
+  }
+
+  nbdk::test::DaemonProcess& daemon() { return *daemon_; }
+
+ private:
+  const VmCeph& ceph_;
+  std::string root_;
+  std::vector<Volume> volumes_;
+  std::unique_ptr<nbdk::test::DaemonProcess> daemon_;
+};
+
+struct Row {
+  int n = 0;
+  double stage_median = 0, stage_max = 0, stage_all = 0;
+  double daemon_rss = 0, rbd_nbd_rss = 0;
+  double heal_median = 0, heal_max = 0, heal_all = 0, heal_daemon_cpu = 0, heal_children_cpu = 0;
+  double restart_all = 0, longest_write = 0;
+  uint64_t errors = 0;
+};
+
+Row Run(const VmCeph& ceph, int n) {
+  Row r;
+  r.n = n;
+  Node node(ceph, n);
+  node.StartDaemon();
+  auto t0 = Clock::now();
+  std::vector<double> stage = node.StageAll();
+  r.stage_all = Secs(Clock::now() - t0);
+  r.stage_median = Median(stage);
+  r.stage_max = Max(stage);
+  node.StartWriters();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::vector<pid_t> pids = node.ServerPids();
+  r.daemon_rss = RssMiB(node.daemon().pid());
+  r.rbd_nbd_rss = RssMiB(pids[0]);
+
+  // Mass heal: every rbd-nbd killed at once.
+  node.ResetWriters();
+  double cpu_before = CpuSeconds(node.daemon().pid());
+  t0 = Clock::now();
+  for (pid_t p : pids) ::kill(p, SIGKILL);
+  std::vector<double> heal = node.WaitAllReplaced(pids, t0);
+  r.heal_all = Max(heal);
+  r.heal_median = Median(heal);
+  r.heal_max = Max(heal);
+  r.heal_daemon_cpu = CpuSeconds(node.daemon().pid()) - cpu_before;
+  std::vector<pid_t> healed = node.ServerPids();
+  for (pid_t p : healed) r.heal_children_cpu += CpuSeconds(p);
+  node.WaitWritersMoving();
+  r.longest_write = node.LongestWrite();
+
+  // The daemon and every child killed; a new daemon on the same journal.
+  ::kill(node.daemon().pid(), SIGKILL);
+  for (pid_t p : healed) ::kill(p, SIGKILL);
+  t0 = Clock::now();
+  node.daemon().Wait(10000);
+  node.StartDaemon();
+  r.restart_all = Max(node.WaitAllReplaced(healed, t0));
+  node.WaitWritersMoving();
+  r.longest_write = std::max(r.longest_write, node.LongestWrite());
+  r.errors = node.Errors();
+  node.Teardown();
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  VmCeph ceph = VmCeph::FromEnv();
+  if (!ceph.complete()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  if (sizes.empty()) sizes = {1, 8, 32};
+  std::printf("%4s | %-22s | %-15s | %-34s | %-9s | %-9s | %s\n", "N", "stage med/max/all s", "RSS daemon/rbd",
+              "mass heal med/max/all s (max/med)", "daemon%", "restart s", "longest write, errors");
+  std::fflush(stdout);
+  uint64_t errors = 0;
+  for (int n : sizes) {
+    Row r = Run(ceph, n);
+    double cpu_share = r.heal_daemon_cpu / std::max(1e-9, r.heal_daemon_cpu + r.heal_children_cpu) * 100;
+    std::printf("%4d | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %6.2f %6.2f %7.2f (%4.2fx)     | %8.1f%% | %9.2f | %6.2f s, %llu\n",
+                r.n, r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss, r.heal_median,
+                r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median), cpu_share, r.restart_all,
+                r.longest_write, static_cast<unsigned long long>(r.errors));
+    std::fflush(stdout);
+    errors += r.errors;
+  }
+  std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
+  return errors == 0 ? 0 : 1;
+}
