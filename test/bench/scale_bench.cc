@@ -28,27 +28,20 @@
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
+#include "test/bench/bench_figures.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_volume.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using nbdk::bench::Clock;
 using nbdk::vmtest::GetVolumeStatus;
 using nbdk::vmtest::VmCeph;
 using nbdk::vmtest::Writer;
-
-double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
-
-[[noreturn]] void Die(const std::string& why) {
-  std::fprintf(stderr, "scale_bench: %s\n", why.c_str());
-  std::exit(1);
-}
+using nbdk::bench::Die;
+using nbdk::bench::Max;
+using nbdk::bench::Median;
+using nbdk::bench::Secs;
 
 // utime + stime of a process, in seconds (/proc/<pid>/stat fields 14, 15).
 double CpuSeconds(pid_t pid) {

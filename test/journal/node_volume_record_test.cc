@@ -32,16 +32,22 @@ const std::vector<std::pair<std::string, Kind>> kFields = {
     {"updated_ms", Kind::kInt},         {"state", Kind::kString},
 };
 
-// The full record's JSON, edited by `edit`, then decoded.
+// `record`'s JSON, edited by `edit`, then decoded.
 template <typename Edit>
-Status DecodeEdited(Edit edit) {
+Result<VolumeRecord> DecodeEditedRecord(const VolumeRecord& record, Edit edit) {
   rapidjson::Document doc;
-  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  doc.Parse(EncodeVolumeRecord(record).c_str());
   edit(doc);
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   doc.Accept(w);
-  return DecodeVolumeRecord(buf.GetString()).status();
+  return DecodeVolumeRecord(buf.GetString());
+}
+
+// The full record's JSON, edited by `edit`: how decoding it ends.
+template <typename Edit>
+Status DecodeEdited(Edit edit) {
+  return DecodeEditedRecord(FullRecord("vol-1"), edit).status();
 }
 
 TEST(VolumeRecordTest, FullRecordRoundTrips) {
@@ -75,14 +81,10 @@ TEST(VolumeRecordTest, CreatedFlagsAbsentInOlderRecordsMeanNotCreated) {
   VolumeRecord full = FullRecord("vol-1");
   full.mount_point_created = true;
   for (auto& t : full.published_targets) t.created = true;
-  rapidjson::Document doc;
-  doc.Parse(EncodeVolumeRecord(full).c_str());
-  doc.RemoveMember("mount_point_created");
-  for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("created");
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  doc.Accept(w);
-  auto old = DecodeVolumeRecord(buf.GetString());
+  auto old = DecodeEditedRecord(full, [](rapidjson::Document& doc) {
+    doc.RemoveMember("mount_point_created");
+    for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("created");
+  });
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_FALSE(old->mount_point_created);
   ASSERT_FALSE(old->published_targets.empty());
@@ -92,14 +94,10 @@ TEST(VolumeRecordTest, CreatedFlagsAbsentInOlderRecordsMeanNotCreated) {
 // Records written before mount flags were journaled: a heal remounts
 // without flags, as those daemons did.
 TEST(VolumeRecordTest, MountFlagsAbsentInOlderRecordsMeanNone) {
-  rapidjson::Document doc;
-  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
-  doc.RemoveMember("mount_flags");
-  for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("mount_flags");
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  doc.Accept(w);
-  auto old = DecodeVolumeRecord(buf.GetString());
+  auto old = DecodeEditedRecord(FullRecord("vol-1"), [](rapidjson::Document& doc) {
+    doc.RemoveMember("mount_flags");
+    for (auto& t : doc["published_targets"].GetArray()) t.RemoveMember("mount_flags");
+  });
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_TRUE(old->mount_flags.empty());
   for (const auto& t : old->published_targets) EXPECT_TRUE(t.mount_flags.empty());

@@ -21,17 +21,9 @@ namespace {
 using namespace std::chrono_literals;
 using vmtest::GetVolumeStatus;
 using vmtest::RbdNbdProcessesFor;
-using vmtest::VmCeph;
 
-class ColdBoot : public ::testing::Test {
+class ColdBoot : public SystemdVmTest {
  protected:
-  static VmCeph& Ceph() {
-    static VmCeph ceph = VmCeph::FromEnv();
-    return ceph;
-  }
-  void SetUp() override {
-    if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
-  }
   static double SinceBoot(const std::string& unit) {
     auto p = UnitProperties(unit, {"ActiveEnterTimestampMonotonic"});
     return p.ok() ? std::stod((*p)["ActiveEnterTimestampMonotonic"]) / 1e6 : -1;

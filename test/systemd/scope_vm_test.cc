@@ -28,7 +28,6 @@ namespace nbdk::systemdtest {
 namespace {
 
 using namespace std::chrono_literals;
-using vmtest::VmCeph;
 
 constexpr char kImage[] = "sd-scope";
 
@@ -75,16 +74,7 @@ bool ScopeListed(const std::string& unit) {
   return out.ok() && out->find(unit) != std::string::npos;
 }
 
-class ChildScope : public ::testing::Test {
- protected:
-  static VmCeph& Ceph() {
-    static VmCeph ceph = VmCeph::FromEnv();
-    return ceph;
-  }
-  void SetUp() override {
-    if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
-  }
-};
+class ChildScope : public SystemdVmTest {};
 
 TEST_F(ChildScope, RbdNbdOutlivesTheUnitInItsScopeAndIsStillHealed) {
   ASSERT_TRUE(Systemctl({"start", kUnit}).ok());

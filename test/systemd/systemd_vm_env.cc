@@ -90,6 +90,15 @@ Result<std::string> ReadMarker(const std::string& path, bool block) {
   return buf.substr(0, buf.find('\0'));
 }
 
+vmtest::VmCeph& SystemdVmTest::Ceph() {
+  static vmtest::VmCeph ceph = vmtest::VmCeph::FromEnv();
+  return ceph;
+}
+
+void SystemdVmTest::SetUp() {
+  if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
+}
+
 std::unique_ptr<csi::v1::Node::Stub> NodeStub() {
   return csi::v1::Node::NewStub(grpc::CreateChannel(kSocket, grpc::InsecureChannelCredentials()));
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
@@ -54,6 +55,13 @@ inline constexpr off_t kBlockMarkerOffset = 8 << 20;
 std::string MarkerText(const std::string& image);
 Status WriteMarker(const std::string& path, bool block, const std::string& text);
 Result<std::string> ReadMarker(const std::string& path, bool block);
+
+// Every systemd VM suite: the VM's Ceph, and a skip outside the VM.
+class SystemdVmTest : public ::testing::Test {
+ protected:
+  static vmtest::VmCeph& Ceph();
+  void SetUp() override;
+};
 
 std::unique_ptr<csi::v1::Node::Stub> NodeStub();
 std::unique_ptr<csi::v1::Identity::Stub> IdentityStub();

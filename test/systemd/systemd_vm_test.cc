@@ -27,15 +27,10 @@ namespace {
 using namespace std::chrono_literals;
 using vmtest::GetVolumeStatus;
 using vmtest::RbdNbdProcessesFor;
-using vmtest::VmCeph;
 using vmtest::Writer;
 
-class SystemdUnit : public ::testing::Test {
+class SystemdUnit : public SystemdVmTest {
  protected:
-  static VmCeph& Ceph() {
-    static VmCeph ceph = VmCeph::FromEnv();
-    return ceph;
-  }
   static std::map<std::string, std::unique_ptr<Writer>>& Writers() {
     static std::map<std::string, std::unique_ptr<Writer>> writers;
     return writers;
@@ -45,9 +40,6 @@ class SystemdUnit : public ::testing::Test {
     return volumes;
   }
 
-  void SetUp() override {
-    if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
-  }
 
   // The rbd-nbd pid serving each volume (0 when not exactly one).
   static std::map<std::string, pid_t> ServerPids() {

@@ -21,7 +21,7 @@ log() { echo "nbdk-vm: $*"; }
 
 # Sleeps without a process: under TCG every fork+exec costs ~0.2 s, and
 # the agent's loops would otherwise spend most of a short job's time there.
-# Reads from a FIFO nobody writes to (opened by setup_system).
+# Reads from a FIFO nobody writes to (opened by open_nap).
 nap() { if [[ -n ${NAP_FD:-} ]]; then read -r -t "$1" -u "$NAP_FD" || true; else sleep "$1"; fi; }
 
 poweroff_now() {
@@ -49,12 +49,16 @@ link_modules() {
   ln -sfn "$moddir" "/lib/modules/$(uname -r)"
 }
 
-setup_share() {
+mount_share() {
   mkdir -p "$SHARE"
-  mkfifo /run/nbdk-vm/nap
-  exec {NAP_FD}<>/run/nbdk-vm/nap
   # cache=none: files the host writes (jobs) show up at once.
   mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+}
+
+# The agent's sleeps read a FIFO nobody writes to (see nap).
+open_nap() {
+  mkfifo /run/nbdk-vm/nap
+  exec {NAP_FD}<>/run/nbdk-vm/nap
 }
 
 # What systemd as PID 1 does itself; done here without it.
@@ -236,16 +240,14 @@ announce_ready() {
 
 case "${1:-}" in
   ceph)  # nbdk-vm-ceph.service
-    mkdir -p "$SHARE"
-    mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 nbdkshare "$SHARE"
+    mount_share
     log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
     export NBDK_CEPH_STATE=/var/lib/nbdk-ceph NBDK_CEPH_STORE=bluestore
     bring_up_ceph && exit 0
     poweroff_now
     ;;
   agent)  # nbdk-vm-agent.service
-    mkfifo /run/nbdk-vm/nap
-    exec {NAP_FD}<>/run/nbdk-vm/nap
+    open_nap
     announce_ready
     serve_jobs
     poweroff_now
@@ -253,7 +255,8 @@ case "${1:-}" in
 esac
 [[ $(arg init) == systemd ]] && exec_systemd
 setup_system
-setup_share
+mount_share
+open_nap
 log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
 if bring_up_ceph; then
   announce_ready
