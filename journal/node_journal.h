@@ -9,13 +9,8 @@
 //   <name>.rec.tmp        a Put in progress; left over only by a crash
 //   quarantine/<name>.rec.<unix ms>[.<n>]   files that failed to load
 //
-// Why files and not SQLite: the journal holds tens of small records, each
-// replaced whole, never queried. One file per volume makes a replacement
-// atomic with temp file + fsync + rename + fsync(dir) - the discipline of
-// LevelDB's CURRENT file - and confines damage to one volume: a corrupt file
-// is quarantined while the others load. It needs no library whose own
-// recovery, locking and WAL files would have to be trusted and shipped, and
-// an operator can inspect or remove one volume's record with ls and rm.
+// Why files and not SQLite, why a frame, why an fsync failure is sticky:
+// docs/node-journal.md.
 //
 // Durability: a Put or Remove that returned OK survives a crash or power
 // loss. After a crash the file holds the old or the new record, never a mix.
