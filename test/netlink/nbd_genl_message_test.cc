@@ -56,7 +56,7 @@ TEST(ParseStatusReplyTest, ZeroDevicesIsAnEmptyList) {
 
 TEST(ParseStatusReplyTest, MissingDeviceListIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_STATUS);
-  auto devices = ParseStatusReply(testing::Bytes(msg.get()), kNbdFamily);
+  auto devices = ParseStatusReply(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(devices.ok());
   EXPECT_EQ(devices.status().code(), Code::kCorruption);
   EXPECT_NE(devices.status().message().find("no NBD_ATTR_DEVICE_LIST"), std::string::npos)
@@ -72,7 +72,7 @@ TEST(ParseStatusReplyTest, ItemWithoutIndexOrConnectedIsCorruption) {
     if (missing != NBD_DEVICE_CONNECTED) nla_put_u8(msg.get(), NBD_DEVICE_CONNECTED, 1);
     nla_nest_end(msg.get(), item);
     nla_nest_end(msg.get(), list);
-    auto devices = ParseStatusReply(testing::Bytes(msg.get()), kNbdFamily);
+    auto devices = ParseStatusReply(NlMsgBytes(msg.get()), kNbdFamily);
     ASSERT_FALSE(devices.ok());
     EXPECT_EQ(devices.status().code(), Code::kCorruption);
     const char* name = missing == NBD_DEVICE_INDEX ? "NBD_DEVICE_INDEX" : "NBD_DEVICE_CONNECTED";
@@ -91,7 +91,7 @@ TEST(ParseStatusReplyTest, UnknownAttributesAndNestedFlagOrNotAreAccepted) {
   nla_put_u32(msg.get(), NBD_DEVICE_INDEX, 9);
   nla_nest_end(msg.get(), item);
   nla_nest_end(msg.get(), list);
-  auto bytes = testing::Bytes(msg.get());
+  auto bytes = NlMsgBytes(msg.get());
   // libnl sets NLA_F_NESTED; the kernel's nbd (nla_nest_start_noflag) does not.
   const size_t list_offset = 20 + 8;
   ASSERT_EQ(AttrAt(bytes, list_offset).nla_type, NBD_ATTR_DEVICE_LIST | NLA_F_NESTED);
@@ -230,7 +230,7 @@ TEST(ParseLinkDeadTest, ParsesTheKernelsExactMulticast) {
 
 TEST(ParseLinkDeadTest, MissingIndexIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
-  auto index = ParseLinkDead(testing::Bytes(msg.get()), kNbdFamily);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
   EXPECT_NE(index.status().message().find("without NBD_ATTR_INDEX"), std::string::npos);
@@ -239,7 +239,7 @@ TEST(ParseLinkDeadTest, MissingIndexIsCorruption) {
 TEST(ParseLinkDeadTest, IndexOfWrongSizeIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
   nla_put_u8(msg.get(), NBD_ATTR_INDEX, 3);
-  auto index = ParseLinkDead(testing::Bytes(msg.get()), kNbdFamily);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
 }
