@@ -3,14 +3,17 @@
 #include <linux/genetlink.h>
 #include <linux/nbd-netlink.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
 
 #include <algorithm>
 #include <climits>
-#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <string>
-#include <type_traits>
+
+#include "netlink/nl_msg_ptr.h"
 
 namespace nbdk {
 namespace {
@@ -23,54 +26,28 @@ T Load(std::span<const uint8_t> bytes) {
   return value;
 }
 
-template <typename T>
-void Append(std::vector<uint8_t>& out, const T& value) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&value);
-  out.insert(out.end(), p, p + sizeof(T));
+// A request of the nbd family carrying NBD_ATTR_INDEX when given, with room
+// for exactly `more_attr_bytes` besides (nlmsg_alloc's default of a page
+// would not hold a 4096-byte backend identifier). Port 0: the kernel knows
+// the sender's.
+Result<NlMsgPtr> NewRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
+                            std::optional<uint32_t> index, size_t more_attr_bytes) {
+  const size_t index_bytes = index ? nla_total_size(sizeof(uint32_t)) : 0;
+  NlMsgPtr msg(nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + index_bytes + more_attr_bytes));
+  // libnl fails a put only for want of memory or room, and the room is sized.
+  if (!msg ||
+      !genlmsg_put(msg.get(), 0, seq, family_id, 0, NLM_F_REQUEST | NLM_F_ACK, cmd, NBD_GENL_VERSION) ||
+      (index && nla_put_u32(msg.get(), NBD_ATTR_INDEX, *index) < 0)) {
+    return Status::ResourceExhausted("build an nbd request: out of memory");
+  }
+  return msg;
 }
 
-// A u32 or u64 attribute: 4 or 8 bytes, already NLA_ALIGNTO aligned.
-template <typename Int>
-void AppendIntAttr(std::vector<uint8_t>& out, uint16_t type, Int value) {
-  static_assert(std::is_same_v<Int, uint32_t> || std::is_same_v<Int, uint64_t>);
-  nlattr attr{};
-  attr.nla_len = NLA_HDRLEN + sizeof(value);
-  attr.nla_type = type;
-  Append(out, attr);
-  Append(out, value);
-}
-
-// A NUL-terminated string attribute, zero-padded to NLA_ALIGNTO; the
-// caller checked that it fits nla_len.
-void AppendStringAttr(std::vector<uint8_t>& out, uint16_t type, std::string_view value) {
-  nlattr attr{};
-  attr.nla_len = static_cast<uint16_t>(NLA_HDRLEN + value.size() + 1);
-  attr.nla_type = type;
-  Append(out, attr);
-  out.insert(out.end(), value.begin(), value.end());
-  out.resize(out.size() + NLA_ALIGN(value.size() + 1) - value.size(), 0);
-}
-
-void SetMessageLength(std::vector<uint8_t>& out) {
-  uint32_t len = static_cast<uint32_t>(out.size());
-  std::memcpy(out.data() + offsetof(nlmsghdr, nlmsg_len), &len, sizeof(len));
-}
-
-std::vector<uint8_t> BuildRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
-                                  std::optional<uint32_t> index) {
-  std::vector<uint8_t> out;
-  nlmsghdr hdr{};
-  hdr.nlmsg_type = family_id;
-  hdr.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-  hdr.nlmsg_seq = seq;
-  Append(out, hdr);
-  genlmsghdr genl{};
-  genl.cmd = cmd;
-  genl.version = NBD_GENL_VERSION;
-  Append(out, genl);
-  if (index) AppendIntAttr<uint32_t>(out, NBD_ATTR_INDEX, *index);
-  SetMessageLength(out);
-  return out;
+Result<std::vector<uint8_t>> BuildRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
+                                          std::optional<uint32_t> index) {
+  auto msg = NewRequest(family_id, seq, cmd, index, 0);
+  if (!msg.ok()) return msg.status();
+  return NlMsgBytes(msg->get());
 }
 
 using AttrVisitor = std::function<Status(uint16_t type, std::span<const uint8_t> payload)>;
@@ -172,12 +149,13 @@ Result<NbdDeviceStatus> ParseDeviceItem(std::span<const uint8_t> item) {
 
 }  // namespace
 
-std::vector<uint8_t> BuildStatusRequest(uint16_t family_id, uint32_t seq,
-                                        std::optional<uint32_t> index) {
+Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq,
+                                                std::optional<uint32_t> index) {
   return BuildRequest(family_id, seq, NBD_CMD_STATUS, index);
 }
 
-std::vector<uint8_t> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index) {
+Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq,
+                                                    uint32_t index) {
   return BuildRequest(family_id, seq, NBD_CMD_DISCONNECT, index);
 }
 
@@ -191,11 +169,17 @@ Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq
   if (backend.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument("nbd backend identifier holds a NUL byte");
   }
-  std::vector<uint8_t> out = BuildRequest(family_id, seq, NBD_CMD_RECONFIGURE, index);
-  AppendIntAttr<uint64_t>(out, NBD_ATTR_SIZE_BYTES, size_bytes);
-  if (!backend.empty()) AppendStringAttr(out, NBD_ATTR_BACKEND_IDENTIFIER, backend);
-  SetMessageLength(out);
-  return out;
+  const std::string terminated(backend);  // nla_put_string sends its NUL too
+  const size_t backend_bytes = backend.empty() ? 0 : nla_total_size(backend.size() + 1);
+  auto msg = NewRequest(family_id, seq, NBD_CMD_RECONFIGURE, index,
+                        nla_total_size(sizeof(uint64_t)) + backend_bytes);
+  if (!msg.ok()) return msg.status();
+  if (nla_put_u64(msg->get(), NBD_ATTR_SIZE_BYTES, size_bytes) < 0 ||
+      (!backend.empty() &&
+       nla_put_string(msg->get(), NBD_ATTR_BACKEND_IDENTIFIER, terminated.c_str()) < 0)) {
+    return Status::ResourceExhausted("build an nbd RECONFIGURE request: out of memory");
+  }
+  return NlMsgBytes(msg->get());
 }
 
 Result<std::vector<NetlinkMessage>> SplitNetlinkDatagram(std::span<const uint8_t> datagram) {

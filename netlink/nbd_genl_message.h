@@ -34,13 +34,15 @@ struct NbdDeviceStatus {
 
 // Request builders. Each returns one complete NLM_F_REQUEST | NLM_F_ACK
 // message for the nbd family `family_id` with sequence number `seq` and
-// nlmsg_pid 0 (the kernel knows the sender's port).
+// nlmsg_pid 0 (the kernel knows the sender's port), or ResourceExhausted
+// when libnl cannot allocate it.
 //
 // STATUS for one device, or for all devices when `index` is empty.
-std::vector<uint8_t> BuildStatusRequest(uint16_t family_id, uint32_t seq,
-                                        std::optional<uint32_t> index);
+Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq,
+                                                std::optional<uint32_t> index);
 // DISCONNECT of /dev/nbd<index>.
-std::vector<uint8_t> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index);
+Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq,
+                                                    uint32_t index);
 // RECONFIGURE of /dev/nbd<index> to `size_bytes` (NBD_ATTR_SIZE_BYTES, u64;
 // the block size is left as it is). `backend` is the device's backend
 // identifier (/sys/block/nbd<index>/backend), sent NUL-terminated as

@@ -285,7 +285,7 @@ ParsedRequest ParseWithLibnl(std::vector<uint8_t> bytes) {
 }
 
 TEST(BuildRequestTest, StatusOfOneDevice) {
-  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 42, 5));
+  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 42, 5).value());
   EXPECT_EQ(p.hdr.nlmsg_type, kNbdFamily);
   EXPECT_EQ(p.hdr.nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(p.hdr.nlmsg_seq, 42u);
@@ -295,14 +295,14 @@ TEST(BuildRequestTest, StatusOfOneDevice) {
 }
 
 TEST(BuildRequestTest, StatusOfAllDevicesHasNoIndex) {
-  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 1, std::nullopt));
+  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 1, std::nullopt).value());
   EXPECT_EQ(p.cmd, NBD_CMD_STATUS);
   EXPECT_EQ(p.hdr.nlmsg_len, NLMSG_HDRLEN + GENL_HDRLEN);
   EXPECT_FALSE(p.index.has_value());
 }
 
 TEST(BuildRequestTest, Disconnect) {
-  auto p = ParseWithLibnl(BuildDisconnectRequest(kNbdFamily, 7, 12));
+  auto p = ParseWithLibnl(BuildDisconnectRequest(kNbdFamily, 7, 12).value());
   EXPECT_EQ(p.cmd, NBD_CMD_DISCONNECT);
   EXPECT_EQ(p.hdr.nlmsg_seq, 7u);
   EXPECT_EQ(p.index, std::optional<uint32_t>(12));
