@@ -2,11 +2,13 @@
 // every byte layout the kernel could send is unit-testable.
 //
 // A "message" is one complete netlink message: nlmsghdr, genlmsghdr, then
-// attributes, with the numbers of <linux/nbd-netlink.h>. Parsers trust no
-// length field: every nlmsg_len and nla_len is checked against the bytes
-// actually given. Malformed or truncated input returns Corruption naming
-// what is wrong; a well-formed message of the wrong kind (another family or
-// command) returns InvalidArgument. Nothing here crashes on bad input.
+// attributes, with the numbers of <linux/nbd-netlink.h>, built and read with
+// libnl (genlmsg_put, nla_put_*, nla_parse with a policy per nesting level).
+// Parsers trust no length field: every nlmsg_len and nla_len is checked
+// against the bytes actually given, and input may sit at any address.
+// Malformed or truncated input returns Corruption naming what is wrong; a
+// well-formed message of the wrong kind (another family or command) returns
+// InvalidArgument. Nothing here crashes on bad input.
 //
 // Thread-safe (pure functions).
 #pragma once

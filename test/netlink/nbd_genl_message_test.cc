@@ -242,6 +242,20 @@ TEST(ParseLinkDeadTest, IndexOfWrongSizeIsCorruption) {
   auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
+  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX: expected a 4-byte u32, got 1"),
+            std::string::npos) << index.status().ToString();
+}
+
+// libnl's nla_parse would keep the last of two; which one the kernel meant is unknowable.
+TEST(ParseLinkDeadTest, IndexTwiceIsCorruption) {
+  auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
+  nla_put_u32(msg.get(), NBD_ATTR_INDEX, 3);
+  nla_put_u32(msg.get(), NBD_ATTR_INDEX, 4);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
+  ASSERT_FALSE(index.ok());
+  EXPECT_EQ(index.status().code(), Code::kCorruption);
+  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX appears twice"), std::string::npos)
+      << index.status().ToString();
 }
 
 TEST(ParseLinkDeadTest, TruncatedAtEveryLengthFails) {
