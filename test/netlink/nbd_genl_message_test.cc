@@ -258,6 +258,17 @@ TEST(ParseLinkDeadTest, IndexTwiceIsCorruption) {
       << index.status().ToString();
 }
 
+// libnl reads through typed pointers; the codec copies first (run under
+// UBSan to see a misaligned read).
+TEST(ParseLinkDeadTest, MessageAtAnOddAddress) {
+  const auto message = testing::LinkDead(6);
+  std::vector<uint8_t> shifted(1 + message.size());
+  std::memcpy(shifted.data() + 1, message.data(), message.size());
+  auto index = ParseLinkDead(std::span<const uint8_t>(shifted).subspan(1), kNbdFamily);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, 6);
+}
+
 TEST(ParseLinkDeadTest, TruncatedAtEveryLengthFails) {
   const auto full = testing::LinkDead(5);
   for (size_t n = 0; n < full.size(); ++n) {
