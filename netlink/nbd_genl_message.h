@@ -2,11 +2,13 @@
 // every byte layout the kernel could send is unit-testable.
 //
 // A "message" is one complete netlink message: nlmsghdr, genlmsghdr, then
-// attributes, with the numbers of <linux/nbd-netlink.h>. Parsers trust no
-// length field: every nlmsg_len and nla_len is checked against the bytes
-// actually given. Malformed or truncated input returns Corruption naming
-// what is wrong; a well-formed message of the wrong kind (another family or
-// command) returns InvalidArgument. Nothing here crashes on bad input.
+// attributes, with the numbers of <linux/nbd-netlink.h>, built and read with
+// libnl (genlmsg_put, nla_put_*, nla_parse with a policy per nesting level).
+// Parsers trust no length field: every nlmsg_len and nla_len is checked
+// against the bytes actually given, and input may sit at any address.
+// Malformed or truncated input returns Corruption naming what is wrong; a
+// well-formed message of the wrong kind (another family or command) returns
+// InvalidArgument. Nothing here crashes on bad input.
 //
 // Thread-safe (pure functions).
 #pragma once
@@ -34,13 +36,15 @@ struct NbdDeviceStatus {
 
 // Request builders. Each returns one complete NLM_F_REQUEST | NLM_F_ACK
 // message for the nbd family `family_id` with sequence number `seq` and
-// nlmsg_pid 0 (the kernel knows the sender's port).
+// nlmsg_pid 0 (the kernel knows the sender's port), or ResourceExhausted
+// when libnl cannot allocate it.
 //
 // STATUS for one device, or for all devices when `index` is empty.
-std::vector<uint8_t> BuildStatusRequest(uint16_t family_id, uint32_t seq,
-                                        std::optional<uint32_t> index);
+Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq,
+                                                std::optional<uint32_t> index);
 // DISCONNECT of /dev/nbd<index>.
-std::vector<uint8_t> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index);
+Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq,
+                                                    uint32_t index);
 // RECONFIGURE of /dev/nbd<index> to `size_bytes` (NBD_ATTR_SIZE_BYTES, u64;
 // the block size is left as it is). `backend` is the device's backend
 // identifier (/sys/block/nbd<index>/backend), sent NUL-terminated as

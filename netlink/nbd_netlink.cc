@@ -73,7 +73,8 @@ Result<std::vector<NbdDeviceStatus>> NbdNetlink::QueryStatus(std::optional<uint3
       index ? "nbd STATUS of " + DeviceName(static_cast<int>(*index)) : "nbd STATUS";
   uint32_t seq = nl_socket_use_seq(command_.get());
   auto request = BuildStatusRequest(family_id_, seq, index);
-  auto replies = GenlExchange(command_.get(), request, seq, what, kCommandTimeout);
+  if (!request.ok()) return request.status().WithContext(what);
+  auto replies = GenlExchange(command_.get(), *request, seq, what, kCommandTimeout);
   if (!replies.ok()) return replies.status();
   if (replies->size() != 1) {
     return nbdk::Status::Corruption(what + ": expected one reply before the ack, got " +
@@ -106,10 +107,10 @@ nbdk::Status NbdNetlink::Disconnect(int index) {
   NBDK_CHECK_LOOP_THREAD(loop_);
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
   uint32_t seq = nl_socket_use_seq(command_.get());
+  const std::string what = "nbd DISCONNECT of " + DeviceName(index);
   auto request = BuildDisconnectRequest(family_id_, seq, static_cast<uint32_t>(index));
-  auto replies =
-      GenlExchange(command_.get(), request, seq, "nbd DISCONNECT of " + DeviceName(index),
-                   kCommandTimeout);
+  if (!request.ok()) return request.status().WithContext(what);
+  auto replies = GenlExchange(command_.get(), *request, seq, what, kCommandTimeout);
   if (!replies.ok()) return replies.status();
   NBDK_LOG_INFO("nbd_disconnect_sent", {{"device", DeviceName(index)}});
   return nbdk::Status::Ok();

@@ -1,6 +1,6 @@
 // Test-only builders of kernel-like nbd genl messages, written with libnl
-// (nlmsg_alloc / genlmsg_put / nla_nest_start) so they are independent of
-// the hand-written codec under test.
+// (nlmsg_alloc / genlmsg_put / nla_nest_start), apart from the codec's
+// builders; the byte layouts the tests assert keep both honest.
 #pragma once
 
 #include <linux/nbd-netlink.h>
@@ -10,30 +10,20 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <utility>
 #include <vector>
+
+#include "netlink/nl_msg_ptr.h"
 
 namespace nbdk::testing {
 
 inline constexpr uint16_t kNbdFamily = 0x1a;
-
-struct NlMsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using NlMsgPtr = std::unique_ptr<nl_msg, NlMsgDeleter>;
 
 // An nbd genl message with headers only; aborts the test binary on OOM.
 inline NlMsgPtr NewNbdMessage(uint8_t cmd, uint16_t family = kNbdFamily, uint32_t seq = 0) {
   NlMsgPtr msg(nlmsg_alloc());
   if (!msg || !genlmsg_put(msg.get(), 0, seq, family, 0, 0, cmd, NBD_GENL_VERSION)) std::abort();
   return msg;
-}
-
-inline std::vector<uint8_t> Bytes(nl_msg* msg) {
-  nlmsghdr* hdr = nlmsg_hdr(msg);
-  const auto* p = reinterpret_cast<const uint8_t*>(hdr);
-  return {p, p + hdr->nlmsg_len};
 }
 
 // A STATUS reply as the kernel builds it: DEVICE_LIST { ITEM { INDEX u32,
@@ -45,7 +35,7 @@ inline std::vector<uint8_t> StatusReply(const std::vector<std::pair<uint32_t, ui
   NlMsgPtr msg = NewNbdMessage(NBD_CMD_STATUS, family);
   if (devices.empty()) {
     nla_reserve(msg.get(), NBD_ATTR_DEVICE_LIST, 0);
-    return Bytes(msg.get());
+    return NlMsgBytes(msg.get());
   }
   nlattr* list = nla_nest_start(msg.get(), NBD_ATTR_DEVICE_LIST);
   for (const auto& [index, connected] : devices) {
@@ -55,13 +45,13 @@ inline std::vector<uint8_t> StatusReply(const std::vector<std::pair<uint32_t, ui
     nla_nest_end(msg.get(), item);
   }
   nla_nest_end(msg.get(), list);
-  return Bytes(msg.get());
+  return NlMsgBytes(msg.get());
 }
 
 inline std::vector<uint8_t> LinkDead(uint32_t index, uint16_t family = kNbdFamily) {
   NlMsgPtr msg = NewNbdMessage(NBD_CMD_LINK_DEAD, family);
   nla_put_u32(msg.get(), NBD_ATTR_INDEX, index);
-  return Bytes(msg.get());
+  return NlMsgBytes(msg.get());
 }
 
 // Sets nlmsg_len of the message at the front of `bytes`.

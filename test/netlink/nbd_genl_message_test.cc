@@ -56,7 +56,7 @@ TEST(ParseStatusReplyTest, ZeroDevicesIsAnEmptyList) {
 
 TEST(ParseStatusReplyTest, MissingDeviceListIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_STATUS);
-  auto devices = ParseStatusReply(testing::Bytes(msg.get()), kNbdFamily);
+  auto devices = ParseStatusReply(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(devices.ok());
   EXPECT_EQ(devices.status().code(), Code::kCorruption);
   EXPECT_NE(devices.status().message().find("no NBD_ATTR_DEVICE_LIST"), std::string::npos)
@@ -72,7 +72,7 @@ TEST(ParseStatusReplyTest, ItemWithoutIndexOrConnectedIsCorruption) {
     if (missing != NBD_DEVICE_CONNECTED) nla_put_u8(msg.get(), NBD_DEVICE_CONNECTED, 1);
     nla_nest_end(msg.get(), item);
     nla_nest_end(msg.get(), list);
-    auto devices = ParseStatusReply(testing::Bytes(msg.get()), kNbdFamily);
+    auto devices = ParseStatusReply(NlMsgBytes(msg.get()), kNbdFamily);
     ASSERT_FALSE(devices.ok());
     EXPECT_EQ(devices.status().code(), Code::kCorruption);
     const char* name = missing == NBD_DEVICE_INDEX ? "NBD_DEVICE_INDEX" : "NBD_DEVICE_CONNECTED";
@@ -91,7 +91,7 @@ TEST(ParseStatusReplyTest, UnknownAttributesAndNestedFlagOrNotAreAccepted) {
   nla_put_u32(msg.get(), NBD_DEVICE_INDEX, 9);
   nla_nest_end(msg.get(), item);
   nla_nest_end(msg.get(), list);
-  auto bytes = testing::Bytes(msg.get());
+  auto bytes = NlMsgBytes(msg.get());
   // libnl sets NLA_F_NESTED; the kernel's nbd (nla_nest_start_noflag) does not.
   const size_t list_offset = 20 + 8;
   ASSERT_EQ(AttrAt(bytes, list_offset).nla_type, NBD_ATTR_DEVICE_LIST | NLA_F_NESTED);
@@ -230,7 +230,7 @@ TEST(ParseLinkDeadTest, ParsesTheKernelsExactMulticast) {
 
 TEST(ParseLinkDeadTest, MissingIndexIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
-  auto index = ParseLinkDead(testing::Bytes(msg.get()), kNbdFamily);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
   EXPECT_NE(index.status().message().find("without NBD_ATTR_INDEX"), std::string::npos);
@@ -239,9 +239,34 @@ TEST(ParseLinkDeadTest, MissingIndexIsCorruption) {
 TEST(ParseLinkDeadTest, IndexOfWrongSizeIsCorruption) {
   auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
   nla_put_u8(msg.get(), NBD_ATTR_INDEX, 3);
-  auto index = ParseLinkDead(testing::Bytes(msg.get()), kNbdFamily);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
+  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX: expected a 4-byte u32, got 1"),
+            std::string::npos) << index.status().ToString();
+}
+
+// libnl's nla_parse would keep the last of two; which one the kernel meant is unknowable.
+TEST(ParseLinkDeadTest, IndexTwiceIsCorruption) {
+  auto msg = testing::NewNbdMessage(NBD_CMD_LINK_DEAD);
+  nla_put_u32(msg.get(), NBD_ATTR_INDEX, 3);
+  nla_put_u32(msg.get(), NBD_ATTR_INDEX, 4);
+  auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
+  ASSERT_FALSE(index.ok());
+  EXPECT_EQ(index.status().code(), Code::kCorruption);
+  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX appears twice"), std::string::npos)
+      << index.status().ToString();
+}
+
+// libnl reads through typed pointers; the codec copies first (run under
+// UBSan to see a misaligned read).
+TEST(ParseLinkDeadTest, MessageAtAnOddAddress) {
+  const auto message = testing::LinkDead(6);
+  std::vector<uint8_t> shifted(1 + message.size());
+  std::memcpy(shifted.data() + 1, message.data(), message.size());
+  auto index = ParseLinkDead(std::span<const uint8_t>(shifted).subspan(1), kNbdFamily);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, 6);
 }
 
 TEST(ParseLinkDeadTest, TruncatedAtEveryLengthFails) {
@@ -285,7 +310,7 @@ ParsedRequest ParseWithLibnl(std::vector<uint8_t> bytes) {
 }
 
 TEST(BuildRequestTest, StatusOfOneDevice) {
-  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 42, 5));
+  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 42, 5).value());
   EXPECT_EQ(p.hdr.nlmsg_type, kNbdFamily);
   EXPECT_EQ(p.hdr.nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(p.hdr.nlmsg_seq, 42u);
@@ -295,14 +320,14 @@ TEST(BuildRequestTest, StatusOfOneDevice) {
 }
 
 TEST(BuildRequestTest, StatusOfAllDevicesHasNoIndex) {
-  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 1, std::nullopt));
+  auto p = ParseWithLibnl(BuildStatusRequest(kNbdFamily, 1, std::nullopt).value());
   EXPECT_EQ(p.cmd, NBD_CMD_STATUS);
   EXPECT_EQ(p.hdr.nlmsg_len, NLMSG_HDRLEN + GENL_HDRLEN);
   EXPECT_FALSE(p.index.has_value());
 }
 
 TEST(BuildRequestTest, Disconnect) {
-  auto p = ParseWithLibnl(BuildDisconnectRequest(kNbdFamily, 7, 12));
+  auto p = ParseWithLibnl(BuildDisconnectRequest(kNbdFamily, 7, 12).value());
   EXPECT_EQ(p.cmd, NBD_CMD_DISCONNECT);
   EXPECT_EQ(p.hdr.nlmsg_seq, 7u);
   EXPECT_EQ(p.index, std::optional<uint32_t>(12));

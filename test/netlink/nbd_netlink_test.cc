@@ -39,10 +39,10 @@ TEST(NbdNetlinkTest, OpenSaysWhenTheNbdModuleIsMissing) {
 
 // CTRL_CMD_GETFAMILY for `name`, asking for an ack, with sequence `seq`.
 std::vector<uint8_t> GetFamilyRequest(const char* name, uint32_t seq) {
-  testing::NlMsgPtr msg(nlmsg_alloc());
+  NlMsgPtr msg(nlmsg_alloc());
   genlmsg_put(msg.get(), 0, seq, GENL_ID_CTRL, 0, NLM_F_REQUEST | NLM_F_ACK, CTRL_CMD_GETFAMILY, 1);
   nla_put_string(msg.get(), CTRL_ATTR_FAMILY_NAME, name);
-  return testing::Bytes(msg.get());
+  return NlMsgBytes(msg.get());
 }
 
 TEST(GenlExchangeTest, ReturnsTheReplyBeforeTheAck) {
