@@ -2,25 +2,33 @@
 // interrupts IO, side by side in one run:
 //   bare      - `rbd-nbd attach` by hand right after the kill (no lock
 //               break): the attach time is the floor for any healer;
-//   keeper    - nbdkeeperd as shipped (lock break, 5 s queue timeout);
-//   keeper 1s - the same with a 1 s queue timeout: IO in flight at a death
-//               moves to the new connection at the first queue-timeout
-//               tick after the re-attach, so this bounds the longest stall;
+//   keeper    - nbdkeeperd as shipped (lock break, 2 s queue timeout);
+//   keeper 5s, 1s - the same with a 5 s and a 1 s queue timeout: IO in
+//               flight at a death moves to the new connection at the first
+//               queue-timeout tick after the re-attach, so the timeout
+//               bounds the longest stall (docs/kernel-timeouts.md);
 //   baseline  - nbdkeeperd with --break-dead-locks=false and the kernel's
 //               30 s queue timeout: what a plain re-attach gives.
 // For each: kill -> device re-attached, and the longest single write seen
-// by an O_DIRECT|O_DSYNC writer on the volume (the IO stall). Asserts
-// nothing about time; exits non-zero only on IO errors or broken setup.
+// by an O_DIRECT|O_DSYNC writer on the volume (the IO stall). Then the
+// price of a short queue timeout: every ceph-osd is paused (SIGSTOP) for
+// 10 s under the writer, and the kernel's "Possible stuck request" lines
+// are counted, during the kills and during the pause. Asserts nothing
+// about time; exits non-zero only on IO errors or broken setup.
 //
 //   vm-exec -- build/test/reattach_bench [cycles] [baseline_cycles]
 #include <grpcpp/grpcpp.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -41,6 +49,12 @@ using nbdk::bench::Die;
 using nbdk::bench::Max;
 using nbdk::bench::Median;
 using nbdk::bench::Secs;
+
+std::string Format(const char* format, double seconds, unsigned long long count) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, seconds, count);
+  return buf;
+}
 
 void CreateImage(const VmCeph& c, const std::string& name) {
   if (auto st = nbdk::vmtest::CreateImage(c, name, 64); !st.ok()) Die(st.ToString());
@@ -82,11 +96,58 @@ std::vector<double> BareAttach(const VmCeph& c, int cycles) {
 
 struct KeeperRun {
   std::vector<double> reattach_s;
-  double longest_stall_s = 0;
+  std::vector<double> stall_s;                  // per kill: the longest write around it
+  std::vector<double> after_s;                  // per kill: stall - re-attach, the wait for a tick
+  double pause_stall_s = 0;                     // longest write across the OSD pause (-1: not run)
+  uint64_t kill_lines = 0, pause_lines = 0;     // "Possible stuck request" lines
   uint64_t errors = 0, writes = 0;
 };
 
-KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vector<std::string> flags) {
+// Counts the kernel log records containing `what` written since it was
+// created (or since the last Count()): /dev/kmsg read from its end.
+class KernelLines {
+ public:
+  KernelLines() : fd_(::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
+    if (fd_ < 0) Die("open /dev/kmsg");
+    ::lseek(fd_, 0, SEEK_END);
+  }
+  ~KernelLines() { ::close(fd_); }
+  uint64_t Count(const std::string& what) {
+    uint64_t n = 0;
+    char record[8192];
+    for (;;) {
+      ssize_t r = ::read(fd_, record, sizeof record);
+      if (r < 0 && errno == EPIPE) continue;  // overwritten records: skipped
+      if (r <= 0) return n;
+      if (std::string_view(record, static_cast<size_t>(r)).find(what) != std::string_view::npos) ++n;
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+constexpr const char* kStuckLine = "Possible stuck request";
+
+// Every ceph-osd stopped for `seconds`, then continued.
+void PauseOsds(int seconds) {
+  auto pgrep = RunCommand({"pgrep", "-x", "ceph-osd"});
+  if (!pgrep.ok() || pgrep->exit.code != 0) Die("no ceph-osd to pause");
+  std::vector<std::string> stop = {"kill", "-STOP"}, cont = {"kill", "-CONT"};
+  std::istringstream lines(pgrep->stdout_text);
+  for (std::string pid; std::getline(lines, pid);) {
+    stop.push_back(pid);
+    cont.push_back(pid);
+  }
+  auto stopped = RunCommand(stop);
+  if (!stopped.ok() || stopped->exit.code != 0) Die("kill -STOP ceph-osd");
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  auto continued = RunCommand(cont);
+  if (!continued.ok() || continued->exit.code != 0) Die("kill -CONT ceph-osd");
+}
+
+KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vector<std::string> flags,
+                 bool pause_osds) {
   std::string root = "/run/nbdk-bench-" + image;
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root + "/staging");
@@ -109,8 +170,9 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
     if (!started.ok()) Die(started.status().ToString());
     Writer& writer = **started;
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    writer.ResetLongest();
+    KernelLines kernel;
     for (int i = 1; i <= cycles; ++i) {
+      writer.ResetLongest();
       auto before = nbdk::vmtest::GetVolumeStatus(daemon.health_port(), image);
       if (!before || before->pid <= 0) Die("no pid in /status");
       auto t0 = Clock::now();
@@ -127,12 +189,27 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
       while (writer.writes() < writes + 50 && Clock::now() - t0 < std::chrono::seconds(120)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
-      std::printf("  %-8s cycle %d: re-attached after %.2f s, longest write so far %.2f s\n", image.c_str(), i,
-                  run.reattach_s.back(), writer.longest_s());
+      run.stall_s.push_back(writer.longest_s());
+      run.after_s.push_back(std::max(0.0, run.stall_s.back() - run.reattach_s.back()));
+      std::printf("  %-12s cycle %d: re-attached after %.2f s, longest write %.2f s\n", image.c_str(), i,
+                  run.reattach_s.back(), run.stall_s.back());
       std::fflush(stdout);
     }
+    run.kill_lines = kernel.Count(kStuckLine);
+    run.pause_stall_s = -1;
+    if (pause_osds) {
+      writer.ResetLongest();
+      auto writes = writer.writes();
+      PauseOsds(10);
+      auto t0 = Clock::now();
+      while (writer.writes() < writes + 50) {
+        if (Clock::now() - t0 > std::chrono::seconds(120)) Die("IO did not resume 120 s after the OSDs continued");
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      run.pause_stall_s = writer.longest_s();
+      run.pause_lines = kernel.Count(kStuckLine);
+    }
     writer.Stop();
-    run.longest_stall_s = writer.longest_s();
     run.errors = writer.errors();
     run.writes = writer.writes();
   }
@@ -158,26 +235,35 @@ int main(int argc, char** argv) {
               baseline_cycles);
   std::vector<double> bare = BareAttach(c, cycles);
   std::printf("  bare     rbd-nbd attach: median %.2f s, max %.2f s\n", Median(bare), Max(bare));
-  KeeperRun keeper = Keeper(c, "bench-keeper", cycles, {});
-  KeeperRun fast = Keeper(c, "bench-fast", cycles, {"--io-timeout-ms=1000"});
-  KeeperRun baseline = Keeper(c, "bench-base", baseline_cycles, {"--break-dead-locks=false", "--io-timeout-ms=30000"});
+  KeeperRun five = Keeper(c, "bench-5s", cycles, {"--io-timeout-ms=5000"}, true);
+  KeeperRun keeper = Keeper(c, "bench-keeper", cycles, {}, true);
+  KeeperRun fast = Keeper(c, "bench-fast", cycles, {"--io-timeout-ms=1000"}, true);
+  KeeperRun baseline =
+      Keeper(c, "bench-base", baseline_cycles, {"--break-dead-locks=false", "--io-timeout-ms=30000"}, false);
 
   double b = Median(bare);
-  std::printf("\n%-44s %10s %10s %12s %14s %8s\n", "", "kill->att", "max", "/bare attach", "longest stall",
-              "errors");
-  std::printf("%-44s %9.2fs %9.2fs %12s %14s %8s\n", "bare rbd-nbd attach (no lock break)", b, Max(bare), "1.00x",
-              "-", "-");
+  std::printf("\n%-44s %9s %7s %9s %15s %11s %9s %13s %6s\n", "", "kill->att", "/bare", "stall", "max stall /bare",
+              "after att", "stuck", "10 s OSD stop", "errors");
+  std::printf("%-44s %8.2fs %7s\n", "bare rbd-nbd attach (no lock break)", b, "1.00x");
   auto row = [&](const char* name, const KeeperRun& r) {
-    std::printf("%-44s %9.2fs %9.2fs %11.2fx %8.2fs %4.2fx %8llu\n", name, Median(r.reattach_s), Max(r.reattach_s),
-                Median(r.reattach_s) / b, r.longest_stall_s, r.longest_stall_s / b,
+    std::string pause = r.pause_stall_s < 0 ? "-" : Format("%.2fs %llu", r.pause_stall_s,
+                                                               static_cast<unsigned long long>(r.pause_lines));
+    std::printf("%-44s %8.2fs %6.2fx %8.2fs %8.2fs %5.2fx %4.2f/%4.2fs %9llu %13s %6llu\n", name, Median(r.reattach_s),
+                Median(r.reattach_s) / b, Median(r.stall_s), Max(r.stall_s), Max(r.stall_s) / b, Median(r.after_s),
+                Max(r.after_s), static_cast<unsigned long long>(r.kill_lines), pause.c_str(),
                 static_cast<unsigned long long>(r.errors));
   };
-  row("nbdkeeper (lock break, 5 s queue timeout)", keeper);
+  row("nbdkeeper (lock break, 5 s queue timeout)", five);
+  row("nbdkeeper as shipped (lock break, 2 s)", keeper);
   row("nbdkeeper (lock break, 1 s queue timeout)", fast);
   row("nbdkeeper, no lock break, 30 s queue timeout", baseline);
-  uint64_t errors = keeper.errors + fast.errors + baseline.errors;
-  std::printf("writes: %llu + %llu + %llu, IO errors: %llu\n", static_cast<unsigned long long>(keeper.writes),
-              static_cast<unsigned long long>(fast.writes), static_cast<unsigned long long>(baseline.writes),
-              static_cast<unsigned long long>(errors));
+  std::printf("kill->att, stall: medians over the kills; after att: the longest write minus the re-attach time\n"
+              "(median/max), the wait for the queue-timeout tick; stuck: the kernel's \"%s\" lines\n"
+              "during the kills; 10 s OSD stop: the longest write and those lines while every ceph-osd was stopped\n",
+              kStuckLine);
+  uint64_t errors = five.errors + keeper.errors + fast.errors + baseline.errors;
+  std::printf("writes: %llu + %llu + %llu + %llu, IO errors: %llu\n", static_cast<unsigned long long>(five.writes),
+              static_cast<unsigned long long>(keeper.writes), static_cast<unsigned long long>(fast.writes),
+              static_cast<unsigned long long>(baseline.writes), static_cast<unsigned long long>(errors));
   return errors == 0 ? 0 : 1;
 }
