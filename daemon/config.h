@@ -45,7 +45,7 @@ struct Config {
   std::string kubelet_root = "/var/lib/kubelet";
   std::vector<std::string> mount_roots;
   std::string rbd_nbd_path = "rbd-nbd";
-  uint32_t io_timeout_ms = 5000;
+  uint32_t io_timeout_ms = 2000;
   uint32_t reattach_timeout_s = 300;
   StopPolicy stop_policy = StopPolicy::kLeaveRunning;
   // Break a dead rbd-nbd's exclusive lock before re-attaching (see

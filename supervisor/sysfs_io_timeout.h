@@ -1,14 +1,11 @@
 // Sets an nbd device's block-layer queue timeout (io_timeout, ms).
 //
-// In-flight IO of a dead connection is requeued to the re-attached one only
-// when this timer fires (kernel default 30000 ms); the value survives a
-// re-attach, so it is written once after the map. With rbd-nbd's own
-// timeout at 0, the kernel (nbd_xmit_timeout) requeues a timed-out request
-// only if its socket was replaced meanwhile, and otherwise logs "Possible
-// stuck request" and re-arms the timer: IO in flight at a death resumes at
-// the first tick after the re-attach, so the longest stall is about the
-// re-attach time rounded up to a multiple of this value. A small value
-// only costs that log line per tick for IO a slow cluster holds.
+// IO in flight when rbd-nbd dies moves to the re-attached connection only
+// when its timer fires, so the longest stall of a death is the re-attach
+// time plus up to this value; nothing else from userspace can move it
+// sooner, and a short value costs a kernel "Possible stuck request" line
+// per tick for IO a slow cluster holds (docs/kernel-timeouts.md). The
+// value survives a re-attach, so it is written once after the map.
 #pragma once
 
 #include <cstdint>

@@ -51,10 +51,10 @@ Status ChaosScenario::KillChildren(size_t count) {
   return Status::Ok();
 }
 
-// A server frozen for less than the block queue's io timeout (5 s) only
-// delays IO. Past it the kernel marks the link dead and the daemon kills
-// the hung server and re-attaches: under emulation that can happen even
-// for a short stop, so the outcome is read from /status, not assumed.
+// A frozen server only delays IO: with rbd-nbd's own timeout at 0 the
+// kernel's queue timeout just re-arms (docs/kernel-timeouts.md). Should the
+// link still be reported dead, the daemon kills the server and re-attaches,
+// so the outcome is read from /status, not assumed.
 Status ChaosScenario::StopChild() {
   ChaosVolume& v = RandomVolume();
   auto before = SeeServer(keeper_.health_port(), v.id);

@@ -30,7 +30,7 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.health.host, "127.0.0.1");
   EXPECT_EQ(c.health.port, 9810);
   EXPECT_FALSE(c.node_id.empty());  // the hostname
-  EXPECT_EQ(c.io_timeout_ms, 5000u);
+  EXPECT_EQ(c.io_timeout_ms, 2000u);
   EXPECT_EQ(c.reattach_timeout_s, 300u);
 }
 

@@ -16,7 +16,7 @@ TEST_F(SupervisorTest, MapConnectsWritesIoTimeoutAndUsesTheExactCommandLine) {
   auto dev = MapAndWait(r);
   ASSERT_TRUE(dev.ok()) << dev.status().ToString();
   EXPECT_EQ(*dev, "/dev/nbd3");
-  EXPECT_EQ(ReadFile(dir_ + "/sys/block/nbd3/queue/io_timeout"), "5000\n");
+  EXPECT_EQ(ReadFile(dir_ + "/sys/block/nbd3/queue/io_timeout"), "2000\n");
 
   auto s = Snap("vol1");
   EXPECT_EQ(s.state, MappingState::kConnected);
