@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "csi/filesystem.h"
 #include "daemon/base/child_process.h"
 #include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
@@ -61,7 +60,7 @@ void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::f
           UnmapLeftovers(*n, record, done);
         };
         if (*kind == PathKind::kMissing) return unmap(Status::Ok());
-        Unmount(n->loop, mount_point, unmap);
+        n->host.Unmount(mount_point, unmap);
       });
 }
 

@@ -4,7 +4,6 @@
 #include <optional>
 #include <vector>
 
-#include "csi/filesystem.h"
 #include "csi/mount_flags.h"
 #include "csi/mount_table.h"
 #include "daemon/base/log.h"
@@ -161,12 +160,12 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       }
       self->MountTargets(0);
     };
-    if (record_.block) return BindMount(run_->node.loop, record_.nbd_device, mp, record_.read_only, {}, next);
+    if (record_.block) return run_->node.host.BindMount(record_.nbd_device, mp, record_.read_only, {}, next);
     // As the stage mounted it (csi/stage_transaction.cc), its flags included.
     std::vector<std::string> options = {"nosuid", "nodev"};
     options.insert(options.end(), record_.mount_flags.begin(), record_.mount_flags.end());
     if (record_.read_only) options.push_back("ro");
-    Mount(run_->node.loop, record_.fs_type, record_.nbd_device, mp, options, next);
+    run_->node.host.Mount(record_.fs_type, record_.nbd_device, mp, options, next);
   }
 
   void MountTargets(size_t i) {
@@ -183,7 +182,7 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       }
       self->MountTargets(i + 1);
     };
-    BindMount(run_->node.loop, source, targets[i].path, targets[i].read_only, targets[i].mount_flags, next);
+    run_->node.host.BindMount(source, targets[i].path, targets[i].read_only, targets[i].mount_flags, next);
   }
 
   void Finish() {
