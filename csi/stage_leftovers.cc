@@ -21,6 +21,7 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
   std::string device = NbdDevicePath((*devices)[i]);
   CommandOptions options;
   options.timeout_ms = kUnmapTimeoutMs;
+  options.env = node.supervisor.config().child_env;  // as the supervisor runs rbd-nbd
   NodeContext* n = &node;
   RunCommand(node.loop, RbdNbdUnmapArgv(node.supervisor.config(), device), options,
              [n, devices, i, device, done](Result<CommandResult> r) {
@@ -31,7 +32,9 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
              });
 }
 
-void UnmapLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+}  // namespace
+
+void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
   if (node.supervisor.Snapshot(record.volume_id)) return node.supervisor.Unmap(record.volume_id, done);
   NodeContext* n = &node;
   std::string cookie = record.cookie.empty() ? record.volume_id : record.cookie;
@@ -42,8 +45,6 @@ void UnmapLeftovers(NodeContext& node, const VolumeRecord& record, std::function
         UnmapDevices(*n, std::make_shared<std::vector<int>>(std::move(*devices)), 0, done);
       });
 }
-
-}  // namespace
 
 void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
   std::string mount_point = StagedMountPoint(record.staging_path, record.volume_id);
@@ -57,7 +58,7 @@ void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::f
         if (!kind.ok()) return done(kind.status());
         auto unmap = [n, record, done](Status s) {
           if (!s.ok()) return done(s);
-          UnmapLeftovers(*n, record, done);
+          UnmapStageLeftovers(*n, record, done);
         };
         if (*kind == PathKind::kMissing) return unmap(Status::Ok());
         n->host.Unmount(mount_point, unmap);

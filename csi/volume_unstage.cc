@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "csi/confined_path.h"
+#include "csi/stage_leftovers.h"
 #include "csi/volume_operations.h"
 #include "daemon/base/log.h"
 
@@ -50,9 +51,19 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   }
 
   // Only a device this boot's supervisor serves is unmapped: after a reboot
-  // the journaled device may belong to another volume now.
+  // the journaled device may belong to another volume now. A "staging"
+  // record of this boot is a stage that did not finish (a crash, or an
+  // undo that stopped) before the daemon restarted: the rbd-nbd it started
+  // may still serve a device with the volume's cookie.
   void CheckDevice() {
-    if (!node_.supervisor.Snapshot(record_.volume_id)) return ForgetVolume();
+    if (!node_.supervisor.Snapshot(record_.volume_id)) {
+      if (record_.state != kStaging || record_.boot_id != node_.options.boot_id) return ForgetVolume();
+      auto self = shared_from_this();
+      return UnmapStageLeftovers(node_, record_, [self](Status s) {
+        if (!s.ok()) return self->done_(s);
+        self->ForgetVolume();
+      });
+    }
     auto self = shared_from_this();
     node_.host.CheckDeviceUnused(
         record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, [self](Status s) {
