@@ -27,6 +27,7 @@ class NodeTest : public SupervisorTest {
   void FailJournalWrite(int number) { journal_fs_.fail_write_number = number; }
   void FailMap() { Behave("img.map", "mode=exit exit_code=1 stderr=injected_map_failure"); }
   void RemoveClusterConfig() { std::filesystem::remove(dir_ + "/config.json"); }
+  void RemoveMountTable() { std::filesystem::remove(dir_ + "/mountinfo"); }
   // The fake rbd-nbd's `unmap` of our device fails (exit 1) until cleared.
   void FailUnmap() { Behave("nbd3.unmap", "exit_code=1 stderr=injected_unmap_failure"); }
   // Every fault above cleared.
