@@ -207,19 +207,22 @@ void HealVolumes(NodeContext& node, HealOptions options, std::function<void(Heal
   auto records = std::make_shared<std::vector<VolumeRecord>>(node.volumes.All());
   run->summary.volumes = records->size();
   run->pending = records->size() + 1;  // +1: held until every volume started
-  auto plans = std::make_shared<std::vector<HealPlan>>();
+  auto evidence = std::make_shared<HealEvidence>();
   node.loop.RunBlocking(
-      [records, plans, boot = node.options.boot_id, evidence = run->options.evidence] {
-        *plans = GatherHealPlans(*records, boot, evidence);
+      [records, evidence, boot = node.options.boot_id, options = run->options.evidence] {
+        *evidence = GatherHealEvidence(*records, boot, options);
       },
-      [run, records, plans] {
-        for (size_t i = 0; i < records->size(); ++i) {
-          auto lock = run->node.volumes.Lock((*records)[i].volume_id);
-          std::optional<VolumeOpLock> held;
-          if (lock.ok()) held.emplace(std::move(*lock));
-          std::make_shared<VolumeHeal>(run, (*records)[i], (*plans)[i], std::move(held))->Start();
-        }
-        run->Finished();
+      [run, records, evidence] {
+        ProbeReattaches(run->node.loop, *records, run->node.options.boot_id, std::move(*evidence),
+                        run->options.evidence.probe_wait_ms, [run, records](std::vector<HealPlan> plans) {
+                          for (size_t i = 0; i < records->size(); ++i) {
+                            auto lock = run->node.volumes.Lock((*records)[i].volume_id);
+                            std::optional<VolumeOpLock> held;
+                            if (lock.ok()) held.emplace(std::move(*lock));
+                            std::make_shared<VolumeHeal>(run, (*records)[i], plans[i], std::move(held))->Start();
+                          }
+                          run->Finished();
+                        });
       });
 }
 
