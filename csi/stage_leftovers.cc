@@ -35,6 +35,7 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
 }  // namespace
 
 void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   if (node.supervisor.Snapshot(record.volume_id)) return node.supervisor.Unmap(record.volume_id, done);
   NodeContext* n = &node;
   std::string cookie = record.cookie.empty() ? record.volume_id : record.cookie;
@@ -47,6 +48,7 @@ void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::fun
 }
 
 void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   std::string mount_point = StagedMountPoint(record.staging_path, record.volume_id);
   NodeContext* n = &node;
   RunBlockingResult<PathKind>(

@@ -202,6 +202,7 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
 }  // namespace
 
 void HealVolumes(NodeContext& node, HealOptions options, std::function<void(HealSummary)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   auto run = std::make_shared<HealRun>(HealRun{node, std::move(options), std::move(done), {}, 0, 0});
   run->started_ms = node.loop.NowMs();
   auto records = std::make_shared<std::vector<VolumeRecord>>(node.volumes.All());

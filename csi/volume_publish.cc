@@ -32,6 +32,7 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
 }  // namespace
 
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr || found->state != kStaged) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is not staged on this node"));
@@ -77,6 +78,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
 
 void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
                      std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::Ok());
   auto it = std::find_if(found->published_targets.begin(), found->published_targets.end(),

@@ -99,6 +99,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
 }  // namespace
 
 void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   // Not journaled: nothing of it is ours to unmount or remove.
   if (found == nullptr) return done(Status::Ok());

@@ -76,6 +76,7 @@ struct BlockingJob {
 }  // namespace
 
 void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> done) {
+  NBDK_CHECK_LOOP_THREAD(*this);
   auto job = std::make_unique<BlockingJob>();
   job->work = std::move(work);
   job->done = std::move(done);

@@ -2,9 +2,12 @@
 // state.
 //
 // Threading contract (the pattern every RPC and every worker follows):
-//  - Domain objects (mappings, the journal, the health server) are touched
-//    only on the loop thread; their entry points check it with
-//    NBDK_CHECK_LOOP_THREAD, in every build (a release build included).
+//  - Domain objects (the supervisor and its mappings, the staged volumes,
+//    the Node operations, the healer, netlink) are touched only on the
+//    loop thread; their entry points check it with NBDK_CHECK_LOOP_THREAD,
+//    in every build (a release build included), as do RunBlocking and
+//    RunDetached. The node journal itself runs on the pool, under its own
+//    mutex.
 //  - The only door in from another thread (a gRPC handler, a librbd
 //    callback) is Post(fn): a mutex-guarded queue plus uv_async_send. Sends
 //    coalesce, so each wake-up drains the whole queue, in FIFO order.
