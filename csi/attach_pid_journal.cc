@@ -10,12 +10,14 @@ constexpr uint64_t kRetryMs = 1000;
 }  // namespace
 
 AttachPidJournal::AttachPidJournal(NodeContext& node) : node_(node), retry_(node.loop) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   node_.supervisor.SetAttachSpawned([this](const std::string& id, int pid) { Record(id, pid); });
 }
 
 AttachPidJournal::~AttachPidJournal() { node_.supervisor.SetAttachSpawned(nullptr); }
 
 void AttachPidJournal::Record(const std::string& volume_id, int pid) {
+  NBDK_CHECK_LOOP_THREAD(node_.loop);
   waiting_.erase(volume_id);
   const VolumeRecord* record = node_.volumes.Find(volume_id);
   auto snap = node_.supervisor.Snapshot(volume_id);

@@ -58,6 +58,7 @@ Result<uint64_t> BlockDeviceBytes(const std::string& device) {
 }
 
 void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::function<void(Result<DeviceGrowth>)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   RadosConfig config;
   config.ceph_conf = record.ceph_conf_path;
   config.monitors = record.monitors;

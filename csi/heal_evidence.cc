@@ -5,18 +5,16 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <future>
 #include <iterator>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include <climits>
 
 #include "daemon/base/log.h"
+#include "daemon/base/uv_handle.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
 
@@ -59,7 +57,38 @@ std::string ReadLink(const std::string& path) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-DeviceIo ReadOnce(const std::string& device) {
+// One round of ProbeReattaches: each read settles its plan, and the
+// deadline settles those still blocked. Loop thread only, except that a
+// read's `done` may be destroyed on its own thread once the loop is gone:
+// by then the round is finished and owns no loop object.
+struct ProbeRound {
+  std::vector<VolumeRecord> records;
+  std::string boot_id;
+  HealEvidence evidence;
+  std::vector<bool> probing;  // per record: a read not yet settled
+  size_t pending = 0;
+  std::unique_ptr<Timer> deadline;
+  std::function<void(std::vector<HealPlan>)> done;
+
+  void Settle(size_t i, DeviceIo io) {
+    if (!done || !probing[i]) return;
+    probing[i] = false;
+    evidence.views[i].io = io;
+    evidence.plans[i] = PlanHeal(records[i], boot_id, evidence.views[i], evidence.processes, evidence.identity);
+    if (--pending == 0) Finish();
+  }
+
+  void Finish() {
+    deadline.reset();
+    auto finished = std::move(done);
+    done = nullptr;
+    finished(std::move(evidence.plans));
+  }
+};
+
+}  // namespace
+
+DeviceIo ReadDeviceIo(const std::string& device) {
   int fd = ::open(device.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
   if (fd < 0) return DeviceIo::kFailsAtOnce;
   void* buf = nullptr;
@@ -72,8 +101,6 @@ DeviceIo ReadOnce(const std::string& device) {
   ::close(fd);
   return io;
 }
-
-}  // namespace
 
 std::vector<std::string> ParseCmdline(std::string_view raw) {
   std::vector<std::string> argv;
@@ -133,25 +160,19 @@ Result<std::string> ResolveExecutable(const std::string& path) {
   return std::string(real.get());
 }
 
-DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms) {
-  auto result = std::make_shared<std::promise<DeviceIo>>();
-  std::future<DeviceIo> done = result->get_future();
-  // Detached: a read waiting for an attach must not hold up the start-up.
-  std::thread([result, device] { result->set_value(ReadOnce(device)); }).detach();
-  if (done.wait_for(std::chrono::milliseconds(wait_ms)) != std::future_status::ready) return DeviceIo::kWaits;
-  return done.get();
-}
-
-std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, const std::string& boot_id,
-                                      const HealEvidenceOptions& options) {
+HealEvidence GatherHealEvidence(const std::vector<VolumeRecord>& records, const std::string& boot_id,
+                                const HealEvidenceOptions& options) {
   auto processes = ScanRbdNbdProcesses(options.proc_root);
   auto exe = ResolveExecutable(options.rbd_nbd_path);
   if (!exe.ok()) NBDK_LOG_WARN("rbd_nbd_unresolved", {{"error", exe.status().message()}});
+  HealEvidence evidence;
   // Unresolved: no /proc exe link can equal "", so nothing is adopted.
-  ServerIdentity identity{exe.ok() ? *exe : "", options.server_uid};
-  std::vector<HealPlan> plans(records.size());
-  std::vector<NbdDeviceView> views(records.size());
-  std::vector<std::future<DeviceIo>> probes(records.size());
+  evidence.identity = {exe.ok() ? *exe : "", options.server_uid};
+  if (processes.ok()) evidence.processes = std::move(*processes);
+  std::vector<HealPlan>& plans = evidence.plans;
+  std::vector<NbdDeviceView>& views = evidence.views;
+  plans.resize(records.size());
+  views.resize(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     const VolumeRecord& r = records[i];
     if (!processes.ok()) {
@@ -167,17 +188,35 @@ std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, 
       }
       views[i] = *view;
     }
-    plans[i] = PlanHeal(r, boot_id, views[i], *processes, identity);
-    if (plans[i].action == HealAction::kReattach) {
-      probes[i] = std::async(std::launch::async, ProbeDeviceIo, r.nbd_device, options.probe_wait_ms);
-    }
+    plans[i] = PlanHeal(r, boot_id, views[i], evidence.processes, evidence.identity);
   }
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (!probes[i].valid()) continue;
-    views[i].io = probes[i].get();
-    plans[i] = PlanHeal(records[i], boot_id, views[i], *processes, identity);
+  return evidence;
+}
+
+void ProbeReattaches(EventLoop& loop, std::vector<VolumeRecord> records, std::string boot_id, HealEvidence evidence,
+                     int wait_ms, std::function<void(std::vector<HealPlan>)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop);
+  auto round = std::make_shared<ProbeRound>();
+  round->records = std::move(records);
+  round->boot_id = std::move(boot_id);
+  round->evidence = std::move(evidence);
+  round->done = std::move(done);
+  round->probing.resize(round->records.size());
+  // Every `done` below runs later, from the loop: none can finish the
+  // round before all probes started.
+  for (size_t i = 0; i < round->records.size(); ++i) {
+    if (round->evidence.plans[i].action != HealAction::kReattach) continue;
+    round->probing[i] = true;
+    ++round->pending;
+    auto io = std::make_shared<DeviceIo>(DeviceIo::kFailsAtOnce);
+    loop.RunDetached([io, device = round->records[i].nbd_device] { *io = ReadDeviceIo(device); },
+                     [round, i, io] { round->Settle(i, *io); });
   }
-  return plans;
+  if (round->pending == 0) return round->Finish();
+  round->deadline = std::make_unique<Timer>(loop);
+  round->deadline->Start(static_cast<uint64_t>(wait_ms), 0, [round] {
+    for (size_t i = 0; i < round->records.size() && round->done; ++i) round->Settle(i, DeviceIo::kWaits);
+  });
 }
 
 }  // namespace nbdk

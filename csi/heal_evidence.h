@@ -1,17 +1,20 @@
 // HealEvidence: what the kernel and /proc say about journaled volumes, read
 // for PlanHeal (journal/heal_plan.h) when the daemon starts.
 //
-// Everything here BLOCKS (file reads, a probe read of a device): call it
-// from EventLoop::RunBlocking, never on the loop.
+// Everything here BLOCKS (file reads, a probe read of a device) and runs
+// off the loop - through EventLoop::RunBlocking, or RunDetached for the
+// probe read - except ProbeReattaches, which runs on the loop.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 #include "journal/heal_plan.h"
 
@@ -49,17 +52,32 @@ Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_r
 // file. InvalidArgument for a device that is not /dev/nbdN.
 Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::string& sysfs_root);
 
-// Reads 4 KiB at offset 0 with O_DIRECT on a thread of its own and waits up
-// to `wait_ms` for it. A read still blocked then is left to finish on its
-// own thread (it returns when an attach comes or the kernel's window ends):
-// kWaits. EIO in time: kFailsAtOnce; success in time: kServes. A device
-// that cannot be opened is kFailsAtOnce (it cannot carry IO either).
-DeviceIo ProbeDeviceIo(const std::string& device, int wait_ms);
+// Reads 4 KiB at offset 0 with O_DIRECT: kServes on success, kFailsAtOnce
+// on EIO or a device that cannot be opened (it cannot carry IO either).
+// Blocks while the device waits for an attach: until the attach comes or
+// the kernel's reattach window ends (run it through RunDetached).
+DeviceIo ReadDeviceIo(const std::string& device);
 
-// For each record (same order): PlanHeal over the kernel's view, probing
-// the device only when the plan would otherwise be a re-attach. Probes run
-// concurrently. A sysfs read error becomes a kSkip plan naming it.
-std::vector<HealPlan> GatherHealPlans(const std::vector<VolumeRecord>& records, const std::string& boot_id,
-                                      const HealEvidenceOptions& options);
+// A plan per record and what it was made from.
+struct HealEvidence {
+  std::vector<HealPlan> plans;
+  std::vector<NbdDeviceView> views;
+  std::vector<RbdNbdProcess> processes;
+  ServerIdentity identity;
+};
+
+// For each record (same order): PlanHeal over the kernel's view and the
+// processes of one scan, reading no device: a plan that is kReattach
+// still needs ProbeReattaches. A sysfs read error becomes a kSkip plan
+// naming it.
+HealEvidence GatherHealEvidence(const std::vector<VolumeRecord>& records, const std::string& boot_id,
+                                const HealEvidenceOptions& options);
+
+// Loop thread only. Probes the device of every kReattach plan at once
+// (ReadDeviceIo through EventLoop::RunDetached) and plans it again with
+// what the read showed within `wait_ms`: kWaits for a read still blocked
+// then, which is left to finish on its own. `done` gets the plans.
+void ProbeReattaches(EventLoop& loop, std::vector<VolumeRecord> records, std::string boot_id, HealEvidence evidence,
+                     int wait_ms, std::function<void(std::vector<HealPlan>)> done);
 
 }  // namespace nbdk

@@ -41,6 +41,7 @@ Status LookUpInCluster(const std::shared_ptr<RadosCluster>& cluster, Resolution&
 
 void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& options, const StageRequest& request,
                   const std::string& keyfile, std::function<void(Result<ResolvedImage>)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop);
   auto r = std::make_shared<Resolution>();
   r->options = options;
   r->request = request;

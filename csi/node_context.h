@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "csi/image_resolver.h"
+#include "csi/node_env.h"
 #include "csi/staged_volumes.h"
 #include "daemon/base/event_loop.h"
 #include "journal/rados_clients.h"
@@ -30,6 +31,7 @@ struct NodeContext {
   Supervisor& supervisor;
   RadosClients& rados;
   StagedVolumes& volumes;
+  NodeEnv& host;  // key files, stash, mount points, probe, mkfs, mounts
   NodeOptions options;
   // Set once the journal is loaded and every journaled volume healed; until
   // then volume calls are UNAVAILABLE (a stage racing the heal of the same

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "csi/filesystem.h"
 #include "daemon/base/child_process.h"
 #include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
@@ -22,6 +21,7 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
   std::string device = NbdDevicePath((*devices)[i]);
   CommandOptions options;
   options.timeout_ms = kUnmapTimeoutMs;
+  options.env = node.supervisor.config().child_env;  // as the supervisor runs rbd-nbd
   NodeContext* n = &node;
   RunCommand(node.loop, RbdNbdUnmapArgv(node.supervisor.config(), device), options,
              [n, devices, i, device, done](Result<CommandResult> r) {
@@ -32,7 +32,10 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
              });
 }
 
-void UnmapLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+}  // namespace
+
+void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   if (node.supervisor.Snapshot(record.volume_id)) return node.supervisor.Unmap(record.volume_id, done);
   NodeContext* n = &node;
   std::string cookie = record.cookie.empty() ? record.volume_id : record.cookie;
@@ -44,9 +47,8 @@ void UnmapLeftovers(NodeContext& node, const VolumeRecord& record, std::function
       });
 }
 
-}  // namespace
-
 void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   std::string mount_point = StagedMountPoint(record.staging_path, record.volume_id);
   NodeContext* n = &node;
   RunBlockingResult<PathKind>(
@@ -58,10 +60,10 @@ void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::f
         if (!kind.ok()) return done(kind.status());
         auto unmap = [n, record, done](Status s) {
           if (!s.ok()) return done(s);
-          UnmapLeftovers(*n, record, done);
+          UnmapStageLeftovers(*n, record, done);
         };
         if (*kind == PathKind::kMissing) return unmap(Status::Ok());
-        Unmount(n->loop, mount_point, unmap);
+        n->host.Unmount(mount_point, unmap);
       });
 }
 

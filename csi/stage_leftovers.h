@@ -19,4 +19,8 @@ namespace nbdk {
 
 void ReleaseStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done);
 
+// The unmap half of ReleaseStageLeftovers, for an unstage of a "staging"
+// record of this boot whose mount is already gone.
+void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done);
+
 }  // namespace nbdk

@@ -1,23 +1,17 @@
 #include "csi/stage_transaction.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <memory>
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "csi/filesystem.h"
-#include "csi/key_file.h"
 #include "csi/stage_leftovers.h"
-#include "csi/stash.h"
+#include "csi/stage_rules.h"
 #include "daemon/base/log.h"
 
 namespace nbdk {
 namespace {
+
+constexpr const char* kField = "staging_target_path";
 
 class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
  public:
@@ -32,13 +26,13 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     // is mapped or mounted any more, so it stages anew (ReleaseLeftovers
     // finds nothing to release).
     if (existing != nullptr && existing->state == kStaged && existing->boot_id == node_.options.boot_id) {
-      return Finish(CheckRestage(*existing));
+      return Finish(CheckRestage(*existing, req_));
     }
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
         node_.loop,
         [roots = node_.options.path_roots, path = req_.staging_target_path] {
-          return InspectBeneath(roots, path, "staging_target_path");
+          return InspectBeneath(roots, path, kField);
         },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->Finish(kind.status());
@@ -52,23 +46,14 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   }
 
  private:
-  // Undo steps capture a raw pointer: RunUndo() keeps the transaction
-  // alive while they run, and a shared_ptr here would be a cycle. Each
-  // reports its Status: a failed one stops the undo (unmapping under a
-  // mount that would not come off would be worse than a leftover).
-  using Undo = std::function<void(std::function<void(Status)> next)>;
-
-  Status CheckRestage(const VolumeRecord& r) const {
-    if (r.staging_path != req_.staging_target_path) {
-      return Status::AlreadyExists("volume " + req_.volume_id + " is already staged at " + r.staging_path);
-    }
-    if (r.block != req_.capability.block || r.fs_type != req_.capability.fs_type ||
-        r.read_only != req_.capability.read_only) {
-      return Status::AlreadyExists("volume " + req_.volume_id + " is already staged with another capability (" +
-                                   (r.block ? "block" : r.fs_type) + (r.read_only ? ", read-only" : "") + ")");
-    }
-    return Status::Ok();
-  }
+  // Each step that did something pushes its undo (the Undo* members
+  // below). An undo reports its Status: a failed one stops the undo
+  // (unmapping under a mount that would not come off would be worse than a
+  // leftover), and the journal record then names what is left.
+  struct UndoStep {
+    const char* what;  // for the log and the error
+    void (StageTransaction::*run)(StatusCallback next);
+  };
 
   // Each step either calls the next or Fail().
   void ReleaseLeftovers() {
@@ -83,20 +68,12 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void WriteKey() {
     auto self = shared_from_this();
-    auto path = std::make_shared<Result<std::string>>(Status::Internal("not written"));
-    node_.loop.RunBlocking(
-        [path, dir = node_.options.key_dir, id = req_.volume_id, key = req_.user_key] {
-          *path = WriteKeyFile(dir, id, key);
-        },
-        [self, path] {
-          if (!path->ok()) return self->Fail(path->status());
-          self->keyfile_ = **path;
-          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
-            RunBlockingStatus(t->node_.loop, [p = t->keyfile_] { return RemoveKeyFile(p); },
-                              next);
-          });
-          self->Resolve();
-        });
+    node_.host.WriteKeyFile(node_.options.key_dir, req_.volume_id, req_.user_key, [self](Result<std::string> path) {
+      if (!path.ok()) return self->Fail(path.status());
+      self->keyfile_ = *path;
+      self->undo_.push_back({"remove key file", &StageTransaction::UndoKeyFile});
+      self->Resolve();
+    });
   }
 
   void Resolve() {
@@ -104,32 +81,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     ResolveImage(node_.loop, node_.rados, node_.options.resolve, req_, keyfile_, [self](Result<ResolvedImage> r) {
       if (!r.ok()) return self->Fail(r.status());
       self->resolved_ = std::move(*r);
-      if (Status s = self->CheckImageNotMapped(); !s.ok()) return self->Fail(s);
+      const StagedVolumes& staged = self->node_.volumes;
+      if (Status s = CheckImageNotStaged(staged, self->req_.volume_id, self->resolved_); !s.ok()) return self->Fail(s);
       self->JournalStaging();
     });
-  }
-
-  // One mapping per image per node: two volume IDs naming one image would
-  // map it read-write twice, and a lock break for one could fence the other.
-  // Two cluster IDs may name one cluster: a shared monitor counts as same.
-  bool SameCluster(const VolumeRecord& r) const {
-    if (r.cluster_id == resolved_.cluster_id) return true;
-    for (const std::string& m : resolved_.image.monitors) {
-      if (std::find(r.monitors.begin(), r.monitors.end(), m) != r.monitors.end()) return true;
-    }
-    return false;
-  }
-
-  Status CheckImageNotMapped() const {
-    const ImageSpec& image = resolved_.image;
-    for (const VolumeRecord& r : node_.volumes.All()) {
-      if (r.volume_id != req_.volume_id && r.pool == image.pool && r.rados_namespace == image.rados_namespace &&
-          r.image == image.image && SameCluster(r)) {
-        return Status::FailedPrecondition("image " + image.Path() + " is already staged on this node as volume " +
-                                          r.volume_id);
-      }
-    }
-    return Status::Ok();
   }
 
   VolumeRecord Record(const std::string& state) const {
@@ -170,9 +125,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     auto self = shared_from_this();
     node_.volumes.Put(Record(std::string(kStaging)), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
-      self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
-        t->node_.volumes.Remove(t->req_.volume_id, next);
-      });
+      self->journaled_ = true;
+      self->undo_.back() = {"forget volume (key file, journal record)", &StageTransaction::UndoJournal};
       self->Stash();
     });
   }
@@ -191,16 +145,12 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void Stash() {
     auto self = shared_from_this();
-    RunBlockingStatus(
-        node_.loop, [path = req_.staging_target_path, st = StashContent()] { return WriteStash(path, st); },
-        [self](Status s) {
-          if (!s.ok()) return self->Fail(s);
-          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
-            RunBlockingStatus(t->node_.loop, [p = t->req_.staging_target_path] { return RemoveStash(p); },
-                              next);
-          });
-          self->Map();
-        });
+    node_.host.WriteStash(req_.staging_target_path, StashContent(), [self](Status s) {
+      if (!s.ok()) return self->Fail(s);
+      self->stash_written_ = true;
+      self->undo_.push_back({"remove stash", &StageTransaction::UndoStash});
+      self->Map();
+    });
   }
 
   void Map() {
@@ -214,36 +164,22 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     node_.supervisor.Map(std::move(m), [self](Result<std::string> device) {
       if (!device.ok()) return self->Fail(device.status());
       self->device_ = *device;
-      self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
-        t->node_.supervisor.Unmap(t->req_.volume_id, next);
-      });
+      self->undo_.push_back({"unmap", &StageTransaction::UndoMap});
       self->MakeMountPoint();
     });
   }
 
   void MakeMountPoint() {
     auto self = shared_from_this();
-    RunBlockingResult<bool>(
-        node_.loop,
-        [roots = node_.options.path_roots, p = mount_point_, block = req_.capability.block] {
-          return CreateMountPointBeneath(roots, p, block, "staging_target_path");
-        },
-        [self](Result<bool> created) {
+    node_.host.CreateMountPoint(
+        node_.options.path_roots, mount_point_, req_.capability.block, kField, [self](Result<bool> created) {
           if (!created.ok()) return self->Fail(created.status());
           // Made by this attempt, or by the earlier one this stage repeats.
           const VolumeRecord* earlier = self->node_.volumes.Find(self->req_.volume_id);
           self->mount_point_created_ =
               *created || (earlier != nullptr && earlier->staging_path == self->req_.staging_target_path &&
                            earlier->mount_point_created);
-          self->undo_.push_back([t = self.get()](std::function<void(Status)> next) {
-            if (!t->mount_point_created_) return next(Status::Ok());
-            RunBlockingStatus(
-                t->node_.loop,
-                [roots = t->node_.options.path_roots, p = t->mount_point_] {
-                  return RemoveCreatedMountPoint(roots, p, "staging_target_path");
-                },
-                next);
-          });
+          self->undo_.push_back({"remove mount point", &StageTransaction::UndoMountPoint});
           if (self->req_.capability.block) return self->MountBlock();
           self->ProbeFs();
         });
@@ -251,16 +187,16 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void MountBlock() {
     auto self = shared_from_this();
-    BindMount(node_.loop, device_, mount_point_, req_.capability.read_only, {}, [self](Status s) {
+    node_.host.BindMount(device_, mount_point_, req_.capability.read_only, {}, [self](Status s) {
       if (!s.ok()) return self->Fail(s);
-      self->PushUnmount();
+      self->undo_.push_back({"unmount", &StageTransaction::UndoMount});
       self->JournalStaged();
     });
   }
 
   void ProbeFs() {
     auto self = shared_from_this();
-    ProbeDevice(node_.loop, device_, [self](Result<DeviceSignature> sig) {
+    node_.host.ProbeDevice(device_, [self](Result<DeviceSignature> sig) {
       if (!sig.ok()) return self->Fail(sig.status());
       const std::string& want = self->req_.capability.fs_type;
       if (sig->blank()) {
@@ -269,7 +205,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
                                                        " has no filesystem and is staged read-only"));
         }
         NBDK_LOG_INFO("mkfs", {{"volume", self->req_.volume_id}, {"device", self->device_}, {"fs_type", want}});
-        return MakeFilesystem(self->node_.loop, want, self->device_, [self](Status s) {
+        return self->node_.host.MakeFilesystem(want, self->device_, [self](Status s) {
           if (!s.ok()) return self->Fail(s);
           self->MountFs();
         });
@@ -289,16 +225,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     options.insert(options.end(), req_.capability.mount_options.begin(), req_.capability.mount_options.end());
     if (req_.capability.read_only) options.push_back("ro");
     auto self = shared_from_this();
-    Mount(node_.loop, req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {
+    node_.host.Mount(req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {
       if (!s.ok()) return self->Fail(s);
-      self->PushUnmount();
+      self->undo_.push_back({"unmount", &StageTransaction::UndoMount});
       self->JournalStaged();
-    });
-  }
-
-  void PushUnmount() {
-    undo_.push_back([this](std::function<void(Status)> next) {
-      Unmount(node_.loop, mount_point_, next);
     });
   }
 
@@ -306,15 +236,12 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     auto self = shared_from_this();
     node_.volumes.Put(Record(std::string(kStaged)), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
-      RunBlockingStatus(
-          self->node_.loop,
-          [path = self->req_.staging_target_path, st = self->StashContent()] { return WriteStash(path, st); },
-          [self](Status) {
-            // The stash already names the image; the device is a convenience.
-            NBDK_LOG_INFO("volume_staged", {{"volume", self->req_.volume_id}, {"device", self->device_},
-                                            {"image", self->resolved_.image.Path()}});
-            self->Finish(Status::Ok());
-          });
+      self->node_.host.WriteStash(self->req_.staging_target_path, self->StashContent(), [self](Status) {
+        // The stash already names the image; the device is a convenience.
+        NBDK_LOG_INFO("volume_staged", {{"volume", self->req_.volume_id}, {"device", self->device_},
+                                        {"image", self->resolved_.image.Path()}});
+        self->Finish(Status::Ok());
+      });
     });
   }
 
@@ -326,15 +253,73 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void RunUndo() {
     if (undo_.empty()) return Finish(error_);
-    Undo step = std::move(undo_.back());
+    UndoStep step = std::move(undo_.back());
     undo_.pop_back();
     auto self = shared_from_this();
-    step([self](Status s) {
+    (this->*step.run)([self, what = step.what](Status s) {
       if (s.ok()) return self->RunUndo();
-      // What is left stays journaled ("staging"): NodeUnstageVolume or a
-      // retried stage finishes it.
-      NBDK_LOG_ERROR("stage_undo_failed", {{"volume", self->req_.volume_id}, {"error", s.ToString()}});
-      self->Finish(Status(self->error_.code(), self->error_.message() + "; cleanup stopped: " + s.message()));
+      self->UndoStopped(what, s);
+    });
+  }
+
+  void UndoKeyFile(StatusCallback next) { node_.host.RemoveKeyFile(keyfile_, std::move(next)); }
+
+  // Replaces UndoKeyFile once the record names the key file: the key goes
+  // first and the record last, so a key that would not go is not forgotten.
+  void UndoJournal(StatusCallback next) {
+    auto self = shared_from_this();
+    node_.host.RemoveKeyFile(keyfile_, [self, next](Status s) {
+      if (!s.ok()) return next(s);
+      self->node_.volumes.Remove(self->req_.volume_id, [self, next](Status s) {
+        if (s.ok()) self->journaled_ = false;
+        next(s);
+      });
+    });
+  }
+
+  void UndoStash(StatusCallback next) {
+    auto self = shared_from_this();
+    node_.host.RemoveStash(req_.staging_target_path, [self, next](Status s) {
+      if (s.ok()) self->stash_written_ = false;
+      next(s);
+    });
+  }
+
+  void UndoMap(StatusCallback next) {
+    auto self = shared_from_this();
+    node_.supervisor.Unmap(req_.volume_id, [self, next](Status s) {
+      if (s.ok()) self->device_.clear();
+      next(s);
+    });
+  }
+
+  void UndoMountPoint(StatusCallback next) {
+    if (!mount_point_created_) return next(Status::Ok());
+    auto self = shared_from_this();
+    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kField, [self, next](Status s) {
+      if (s.ok()) self->mount_point_created_ = false;
+      next(s);
+    });
+  }
+
+  void UndoMount(StatusCallback next) { node_.host.Unmount(mount_point_, std::move(next)); }
+
+  // What is left stays journaled ("staging"), and the record is written
+  // again to say what that is - the device still mapped, the mount point
+  // this stage made - so NodeUnstageVolume or a retried stage can finish
+  // it, also after a restart. The stash, if still there, names the device.
+  void UndoStopped(const char* what, const Status& s) {
+    NBDK_LOG_ERROR("stage_undo_failed", {{"volume", req_.volume_id}, {"step", what}, {"error", s.ToString()}});
+    Status result(error_.code(), error_.message() + "; cleanup stopped at " + what + ": " + s.message());
+    if (!journaled_) return Finish(result);
+    auto self = shared_from_this();
+    node_.volumes.Put(Record(std::string(kStaging)), [self, result](Status s) {
+      if (!s.ok()) {
+        NBDK_LOG_ERROR("stage_leftovers_unjournaled", {{"volume", self->req_.volume_id}, {"error", s.ToString()}});
+      }
+      if (!self->stash_written_) return self->Finish(result);
+      self->node_.host.WriteStash(self->req_.staging_target_path, self->StashContent(),
+                                  [self, result](Status) { self->Finish(result); });
     });
   }
 
@@ -349,12 +334,14 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   VolumeOpLock lock_;
   std::function<void(Status)> done_;
   std::string mount_point_;
+  ResolvedImage resolved_;
   bool mount_point_created_ = false;
   std::string keyfile_;
-  ResolvedImage resolved_;
   std::string device_;
-  std::vector<Undo> undo_;
+  std::vector<UndoStep> undo_;
   Status error_;
+  bool journaled_ = false;      // a record of this volume is on disk
+  bool stash_written_ = false;  // the stash is in the staging directory
 };
 
 }  // namespace

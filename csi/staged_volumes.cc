@@ -43,11 +43,13 @@ Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
 }
 
 const VolumeRecord* StagedVolumes::Find(const std::string& volume_id) const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   auto it = records_.find(volume_id);
   return it == records_.end() ? nullptr : &it->second;
 }
 
 std::vector<VolumeRecord> StagedVolumes::All() const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   std::vector<VolumeRecord> out;
   for (const auto& [id, r] : records_) out.push_back(r);
   return out;

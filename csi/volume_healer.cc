@@ -4,7 +4,6 @@
 #include <optional>
 #include <vector>
 
-#include "csi/filesystem.h"
 #include "csi/mount_flags.h"
 #include "csi/mount_table.h"
 #include "daemon/base/log.h"
@@ -161,12 +160,12 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       }
       self->MountTargets(0);
     };
-    if (record_.block) return BindMount(run_->node.loop, record_.nbd_device, mp, record_.read_only, {}, next);
+    if (record_.block) return run_->node.host.BindMount(record_.nbd_device, mp, record_.read_only, {}, next);
     // As the stage mounted it (csi/stage_transaction.cc), its flags included.
     std::vector<std::string> options = {"nosuid", "nodev"};
     options.insert(options.end(), record_.mount_flags.begin(), record_.mount_flags.end());
     if (record_.read_only) options.push_back("ro");
-    Mount(run_->node.loop, record_.fs_type, record_.nbd_device, mp, options, next);
+    run_->node.host.Mount(record_.fs_type, record_.nbd_device, mp, options, next);
   }
 
   void MountTargets(size_t i) {
@@ -183,7 +182,7 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       }
       self->MountTargets(i + 1);
     };
-    BindMount(run_->node.loop, source, targets[i].path, targets[i].read_only, targets[i].mount_flags, next);
+    run_->node.host.BindMount(source, targets[i].path, targets[i].read_only, targets[i].mount_flags, next);
   }
 
   void Finish() {
@@ -203,24 +202,28 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
 }  // namespace
 
 void HealVolumes(NodeContext& node, HealOptions options, std::function<void(HealSummary)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   auto run = std::make_shared<HealRun>(HealRun{node, std::move(options), std::move(done), {}, 0, 0});
   run->started_ms = node.loop.NowMs();
   auto records = std::make_shared<std::vector<VolumeRecord>>(node.volumes.All());
   run->summary.volumes = records->size();
   run->pending = records->size() + 1;  // +1: held until every volume started
-  auto plans = std::make_shared<std::vector<HealPlan>>();
+  auto evidence = std::make_shared<HealEvidence>();
   node.loop.RunBlocking(
-      [records, plans, boot = node.options.boot_id, evidence = run->options.evidence] {
-        *plans = GatherHealPlans(*records, boot, evidence);
+      [records, evidence, boot = node.options.boot_id, options = run->options.evidence] {
+        *evidence = GatherHealEvidence(*records, boot, options);
       },
-      [run, records, plans] {
-        for (size_t i = 0; i < records->size(); ++i) {
-          auto lock = run->node.volumes.Lock((*records)[i].volume_id);
-          std::optional<VolumeOpLock> held;
-          if (lock.ok()) held.emplace(std::move(*lock));
-          std::make_shared<VolumeHeal>(run, (*records)[i], (*plans)[i], std::move(held))->Start();
-        }
-        run->Finished();
+      [run, records, evidence] {
+        ProbeReattaches(run->node.loop, *records, run->node.options.boot_id, std::move(*evidence),
+                        run->options.evidence.probe_wait_ms, [run, records](std::vector<HealPlan> plans) {
+                          for (size_t i = 0; i < records->size(); ++i) {
+                            auto lock = run->node.volumes.Lock((*records)[i].volume_id);
+                            std::optional<VolumeOpLock> held;
+                            if (lock.ok()) held.emplace(std::move(*lock));
+                            std::make_shared<VolumeHeal>(run, (*records)[i], plans[i], std::move(held))->Start();
+                          }
+                          run->Finished();
+                        });
       });
 }
 

@@ -73,6 +73,7 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
 
 void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGetVolumeStatsResponse* response,
                  std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
   if (Status s = CheckVolumePath(*found, request.volume_path); !s.ok()) return done(s);
@@ -115,6 +116,7 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
 
 void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
                   csi::v1::NodeExpandVolumeResponse* response, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
   if (Status s = CheckVolumePath(*found, request.volume_path); !s.ok()) return done(s);

@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "csi/confined_path.h"
-#include "csi/filesystem.h"
 #include "csi/volume_operations.h"
 
 namespace nbdk {
@@ -26,15 +25,14 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
   node.volumes.Put(before, [n, target, error, held, done](Status s) {
     if (!s.ok()) return done(error);  // the target stays journaled: unpublish cleans it up
     if (!target.created) return done(error);
-    RunBlockingStatus(
-        n->loop, [roots = n->options.path_roots, t = target.path] { return RemoveCreatedMountPoint(roots, t, kField); },
-        [error, held, done](Status) { done(error); });
+    n->host.RemoveMountPoint(n->options.path_roots, target.path, kField, [error, held, done](Status) { done(error); });
   });
 }
 
 }  // namespace
 
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr || found->state != kStaged) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is not staged on this node"));
@@ -58,11 +56,8 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   std::string source = found->block ? found->nbd_device : StagedMountPoint(found->staging_path, found->volume_id);
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;
-  RunBlockingResult<bool>(
-      node.loop,
-      [roots = node.options.path_roots, target = request.target_path, block = before.block] {
-        return CreateMountPointBeneath(roots, target, block, kField);
-      },
+  node.host.CreateMountPoint(
+      node.options.path_roots, request.target_path, before.block, kField,
       [n, request, before, source, held, done](Result<bool> created) {
         if (!created.ok()) return done(created.status());
         PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options};
@@ -72,7 +67,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
         // unpublish cleans up, never a mount nobody knows about.
         n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
           if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
-          BindMount(n->loop, source, target.path, target.read_only, target.mount_flags,
+          n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
                     [n, before, target, held, done](Status s) {
                       if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
                       done(Status::Ok());
@@ -83,6 +78,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
 
 void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
                      std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::Ok());
   auto it = std::find_if(found->published_targets.begin(), found->published_targets.end(),
@@ -103,12 +99,9 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
       [n, target, forget](Result<PathKind> kind) {
         if (!kind.ok()) return forget(kind.status());
         if (*kind == PathKind::kMissing) return forget(Status::Ok());
-        Unmount(n->loop, target.path, [n, target, forget](Status s) {
+        n->host.Unmount(target.path, [n, target, forget](Status s) {
           if (!s.ok() || !target.created) return forget(s);
-          RunBlockingStatus(
-              n->loop,
-              [roots = n->options.path_roots, t = target.path] { return RemoveCreatedMountPoint(roots, t, kField); },
-              forget);
+          n->host.RemoveMountPoint(n->options.path_roots, target.path, kField, forget);
         });
       });
 }

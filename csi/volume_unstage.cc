@@ -2,10 +2,7 @@
 #include <memory>
 
 #include "csi/confined_path.h"
-#include "csi/device_users.h"
-#include "csi/filesystem.h"
-#include "csi/key_file.h"
-#include "csi/stash.h"
+#include "csi/stage_leftovers.h"
 #include "csi/volume_operations.h"
 #include "daemon/base/log.h"
 
@@ -36,7 +33,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->done_(kind.status());
           if (*kind == PathKind::kMissing) return self->CheckDevice();
-          Unmount(self->node_.loop, self->mount_point_, [self](Status s) {
+          self->node_.host.Unmount(self->mount_point_, [self](Status s) {
             if (!s.ok()) return self->done_(s);
             self->RemoveMountPoint();
           });
@@ -47,26 +44,29 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   void RemoveMountPoint() {
     if (!record_.mount_point_created) return CheckDevice();
     auto self = shared_from_this();
-    RunBlockingStatus(
-        node_.loop,
-        [roots = node_.options.path_roots, mp = mount_point_] { return RemoveCreatedMountPoint(roots, mp, kField); },
-        [self](Status s) {
-          if (!s.ok()) return self->done_(s);
-          self->CheckDevice();
-        });
+    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kField, [self](Status s) {
+      if (!s.ok()) return self->done_(s);
+      self->CheckDevice();
+    });
   }
 
   // Only a device this boot's supervisor serves is unmapped: after a reboot
-  // the journaled device may belong to another volume now.
+  // the journaled device may belong to another volume now. A "staging"
+  // record of this boot is a stage that did not finish (a crash, or an
+  // undo that stopped) before the daemon restarted: the rbd-nbd it started
+  // may still serve a device with the volume's cookie.
   void CheckDevice() {
-    if (!node_.supervisor.Snapshot(record_.volume_id)) return ForgetVolume();
+    if (!node_.supervisor.Snapshot(record_.volume_id)) {
+      if (record_.state != kStaging || record_.boot_id != node_.options.boot_id) return ForgetVolume();
+      auto self = shared_from_this();
+      return UnmapStageLeftovers(node_, record_, [self](Status s) {
+        if (!s.ok()) return self->done_(s);
+        self->ForgetVolume();
+      });
+    }
     auto self = shared_from_this();
-    RunBlockingStatus(
-        node_.loop,
-        [device = record_.nbd_device, mountinfo = node_.options.mountinfo_path, sysfs = node_.options.sysfs_root] {
-          return CheckDeviceUnused(device, mountinfo, sysfs);
-        },
-        [self](Status s) {
+    node_.host.CheckDeviceUnused(
+        record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, [self](Status s) {
           if (!s.ok()) return self->done_(s);
           self->node_.supervisor.Unmap(self->record_.volume_id, [self](Status s) {
             if (!s.ok()) return self->done_(s.WithContext("unmap " + self->record_.nbd_device));
@@ -77,19 +77,16 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
 
   void ForgetVolume() {
     auto self = shared_from_this();
-    RunBlockingStatus(
-        node_.loop,
-        [record = record_] {
-          NBDK_RETURN_IF_ERROR(RemoveKeyFile(record.keyfile_path));
-          return RemoveStash(record.staging_path);
-        },
-        [self](Status s) {
-          if (!s.ok()) return self->done_(s);
-          self->node_.volumes.Remove(self->record_.volume_id, [self](Status s) {
-            if (s.ok()) NBDK_LOG_INFO("volume_unstaged", {{"volume", self->record_.volume_id}});
-            self->done_(s);
-          });
+    node_.host.RemoveKeyFile(record_.keyfile_path, [self](Status s) {
+      if (!s.ok()) return self->done_(s);
+      self->node_.host.RemoveStash(self->record_.staging_path, [self](Status s) {
+        if (!s.ok()) return self->done_(s);
+        self->node_.volumes.Remove(self->record_.volume_id, [self](Status s) {
+          if (s.ok()) NBDK_LOG_INFO("volume_unstaged", {{"volume", self->record_.volume_id}});
+          self->done_(s);
         });
+      });
+    });
   }
 
   NodeContext& node_;
@@ -102,6 +99,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
 }  // namespace
 
 void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   // Not journaled: nothing of it is ours to unmount or remove.
   if (found == nullptr) return done(Status::Ok());

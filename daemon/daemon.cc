@@ -66,6 +66,7 @@ class Daemon {
       : config_(config),
         env_{loop_, metrics_},
         rados_(loop_),
+        host_(loop_),
         rbd_lock_breaker_(loop_, rados_),
         keep_locks_(loop_),
         child_scopes_(loop_, config.systemd_bus),
@@ -160,7 +161,7 @@ class Daemon {
       auto devices = netlink_->Status();
       if (devices.ok()) options.max_volumes = static_cast<int64_t>(devices->size());
     }
-    node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, options});
+    node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, host_, options});
     attach_pids_ = std::make_unique<AttachPidJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
     controller_service_ =
@@ -244,6 +245,7 @@ class Daemon {
   Metrics metrics_;
   RpcEnv env_;
   RadosClients rados_;
+  SystemNodeEnv host_;
   RbdLockBreaker rbd_lock_breaker_;
   KeepLocks keep_locks_;
   SystemdChildScopes child_scopes_;  // before the Supervisor that uses it

@@ -153,6 +153,7 @@ void Supervisor::OnLinkDead(int index) {
 }
 
 std::vector<MappingSnapshot> Supervisor::ReleaseAll() {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   std::vector<MappingSnapshot> released;
   // Release() runs callbacks; take the table first so they see it empty.
   auto mappings = std::move(mappings_);
@@ -165,6 +166,7 @@ std::vector<MappingSnapshot> Supervisor::ReleaseAll() {
 }
 
 std::vector<MappingSnapshot> Supervisor::Snapshots() const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   std::vector<MappingSnapshot> out;
   out.reserve(mappings_.size());
   for (const auto& [id, m] : mappings_) out.push_back(m->Snapshot());
@@ -172,12 +174,14 @@ std::vector<MappingSnapshot> Supervisor::Snapshots() const {
 }
 
 std::optional<MappingSnapshot> Supervisor::Snapshot(const std::string& volume_id) const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   Mapping* m = Find(volume_id);
   if (!m) return std::nullopt;
   return m->Snapshot();
 }
 
 std::array<size_t, kMappingStateCount> Supervisor::CountByState() const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
   std::array<size_t, kMappingStateCount> counts{};
   for (const auto& [id, m] : mappings_) ++counts[static_cast<int>(m->state())];
   return counts;

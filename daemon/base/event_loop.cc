@@ -26,6 +26,7 @@ EventLoop::EventLoop() : async_(std::make_unique<uv_async_t>()), loop_thread_(st
   loop_.reset(loop.release());
   uv_async_init(loop_.get(), async_.get(), &EventLoop::OnAsync);
   async_->data = this;
+  inbox_->wake = async_.get();
 }
 
 EventLoop::~EventLoop() {
@@ -35,14 +36,24 @@ EventLoop::~EventLoop() {
   }
 }
 
-bool EventLoop::Post(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!accepting_) return false;
-  queue_.push_back(std::move(fn));
+bool EventLoop::Post(std::function<void()> fn) { return inbox_->Post(std::move(fn)); }
+
+bool EventLoop::Inbox::Post(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!accepting) return false;
+  queue.push_back(std::move(fn));
   // Sending under the lock keeps Shutdown() from closing the handle between
   // our push and the send.
-  uv_async_send(async_.get());
+  uv_async_send(wake);
   return true;
+}
+
+void EventLoop::RunDetached(std::function<void()> work, std::function<void()> done) {
+  NBDK_CHECK_LOOP_THREAD(*this);
+  std::thread([inbox = inbox_, work = std::move(work), done = std::move(done)]() mutable {
+    work();
+    inbox->Post(std::move(done));
+  }).detach();
 }
 
 void EventLoop::OnAsync(uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->Drain(); }
@@ -50,8 +61,8 @@ void EventLoop::OnAsync(uv_async_t* handle) { static_cast<EventLoop*>(handle->da
 void EventLoop::Drain() {
   std::deque<std::function<void()>> batch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    batch.swap(queue_);
+    std::lock_guard<std::mutex> lock(inbox_->mu);
+    batch.swap(inbox_->queue);
   }
   for (auto& fn : batch) fn();
 }
@@ -65,6 +76,7 @@ struct BlockingJob {
 }  // namespace
 
 void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> done) {
+  NBDK_CHECK_LOOP_THREAD(*this);
   auto job = std::make_unique<BlockingJob>();
   job->work = std::move(work);
   job->done = std::move(done);
@@ -98,8 +110,8 @@ Status EventLoop::Shutdown() {
   if (shut_down_) return Status::Ok();
   shut_down_ = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    accepting_ = false;
+    std::lock_guard<std::mutex> lock(inbox_->mu);
+    inbox_->accepting = false;
   }
   Drain();
   uv_close(reinterpret_cast<uv_handle_t*>(async_.get()), nullptr);

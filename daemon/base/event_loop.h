@@ -2,15 +2,20 @@
 // state.
 //
 // Threading contract (the pattern every RPC and every worker follows):
-//  - Domain objects (mappings, the journal, the health server) are touched
-//    only on the loop thread; their entry points check it with
-//    NBDK_CHECK_LOOP_THREAD, in every build (a release build included).
+//  - Domain objects (the supervisor and its mappings, the staged volumes,
+//    the Node operations, the healer, netlink) are touched only on the
+//    loop thread; their entry points check it with NBDK_CHECK_LOOP_THREAD,
+//    in every build (a release build included), as do RunBlocking and
+//    RunDetached. The node journal itself runs on the pool, under its own
+//    mutex.
 //  - The only door in from another thread (a gRPC handler, a librbd
 //    callback) is Post(fn): a mutex-guarded queue plus uv_async_send. Sends
 //    coalesce, so each wake-up drains the whole queue, in FIFO order.
 //  - Blocking work (librados/librbd, file I/O, fsync) runs through
 //    RunBlocking(): `work` on libuv's thread pool, then `done` on the loop.
-//    `work` must not touch loop-owned state.
+//    `work` must not touch loop-owned state. Work that may block for as
+//    long as the kernel pleases runs through RunDetached() instead.
+//  - No other thread is started outside these doors.
 #pragma once
 
 #include <uv.h>
@@ -45,6 +50,16 @@ class EventLoop {
   // loop thread, also during shutdown.
   void RunBlocking(std::function<void()> work, std::function<void()> done);
 
+  // Loop thread only. For blocking work that may not return for a long
+  // time - a read of an nbd device waiting for an attach returns when the
+  // attach comes or the kernel's window ends - which on the pool could take
+  // every pool thread from RunBlocking work (an attach needs some). `work`
+  // runs on a thread of its own; `done` then runs on the loop. A `work`
+  // that finishes after Shutdown() (or the loop's end) is left to finish:
+  // its `done` is destroyed on that thread without running, so by then it
+  // must own no loop-thread object.
+  void RunDetached(std::function<void()> work, std::function<void()> done);
+
   bool IsLoopThread() const { return std::this_thread::get_id() == loop_thread_; }
   // Aborts the process, naming `where`, when not called on the loop thread:
   // a broken threading contract corrupts state silently otherwise.
@@ -67,6 +82,16 @@ class EventLoop {
   uint64_t NowMs() const { return uv_now(loop_.get()); }
 
  private:
+  // Post()'s queue, shared with RunDetached's threads, which may outlive
+  // the loop.
+  struct Inbox {
+    std::mutex mu;
+    std::deque<std::function<void()>> queue;  // guarded by mu
+    bool accepting = true;                    // guarded by mu
+    uv_async_t* wake = nullptr;               // sent to while accepting
+    bool Post(std::function<void()> fn);
+  };
+
   [[noreturn]] static void LoopThreadViolation(const char* where);
   static void OnAsync(uv_async_t* handle);
   void Drain();
@@ -77,11 +102,8 @@ class EventLoop {
   std::unique_ptr<uv_loop_t, LoopDeleter> loop_;
   std::unique_ptr<uv_async_t> async_;
   std::thread::id loop_thread_;
-
-  std::mutex mu_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  bool accepting_ = true;                    // guarded by mu_
-  bool shut_down_ = false;                   // loop thread
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  bool shut_down_ = false;  // loop thread
 };
 
 #define NBDK_CHECK_LOOP_THREAD(loop) (loop).CheckLoopThread(__PRETTY_FUNCTION__)

@@ -1,11 +1,16 @@
 // HealEvidence over a fake /proc and a fake sysfs tree.
 #include "csi/heal_evidence.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
+#include "daemon/base/uv_handle.h"
 
 namespace nbdk {
 namespace {
@@ -107,8 +112,9 @@ TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
   stale.boot_id = "boot-0";
   VolumeRecord staging = Record("vol-t", "/dev/nbd8");
   staging.state = "staging";
-  auto plans = GatherHealPlans({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging}, "boot-1",
-                               options_);
+  auto plans =
+      GatherHealEvidence({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging}, "boot-1", options_)
+          .plans;
   ASSERT_EQ(plans.size(), 4u);
   EXPECT_EQ(plans[0].action, HealAction::kAdopt);
   EXPECT_EQ(plans[0].pid, 40);
@@ -125,7 +131,7 @@ TEST_F(HealEvidenceTest, OnlyAProcessWithOurIdentityIsAdopted) {
   Process(41, map_argv, dir_ + "/elsewhere/rbd-nbd");
   Process(42, map_argv, "", options_.server_uid + 1);
   Process(43, map_argv);  // not the pid that connected nbd3
-  auto plans = GatherHealPlans({Record("vol-a", "/dev/nbd3")}, "boot-1", options_);
+  auto plans = GatherHealEvidence({Record("vol-a", "/dev/nbd3")}, "boot-1", options_).plans;
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_NE(plans[0].action, HealAction::kAdopt) << plans[0].reason;
   EXPECT_EQ(plans[0].pid, 0);
@@ -142,10 +148,50 @@ TEST_F(HealEvidenceTest, TheJournaledAttachIsAdoptedThoughSysfsNamesTheMap) {
   Process(50, "rbd-nbd\0attach\0-f\0--device\0/dev/nbd6\0--cookie\0vol-c\0rbd/vol-c\0"s);
   VolumeRecord r = Record("vol-c", "/dev/nbd6");
   r.rbd_nbd_pid = 50;
-  auto plans = GatherHealPlans({r}, "boot-1", options_);
+  auto plans = GatherHealEvidence({r}, "boot-1", options_).plans;
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0].action, HealAction::kAdopt) << plans[0].reason;
   EXPECT_EQ(plans[0].pid, 50);
+}
+
+// A read that fails at once makes the volume Expired; a read still blocked
+// at the deadline (a FIFO without a writer blocks its open as a device
+// waiting for an attach blocks its read) leaves it a re-attach, and is left
+// to finish on its own thread.
+TEST_F(HealEvidenceTest, ProbesEachReattachOnItsOwnThreadUntilTheDeadline) {
+  std::string fifo = dir_ + "/waiting";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::vector<VolumeRecord> records = {Record("vol-a", dir_ + "/gone"), Record("vol-b", fifo), Record("vol-c", "x")};
+  records[2].state = "staging";
+  HealEvidence evidence;
+  for (const VolumeRecord& r : records) {
+    evidence.views.push_back(NbdDeviceView{true, r.cookie, 0, DeviceIo::kNotProbed});
+    evidence.plans.push_back(PlanHeal(r, "boot-1", evidence.views.back(), {}, {}));
+  }
+  ASSERT_EQ(evidence.plans[0].action, HealAction::kReattach);
+  ASSERT_EQ(evidence.plans[1].action, HealAction::kReattach);
+  ASSERT_EQ(evidence.plans[2].action, HealAction::kSkip);
+
+  EventLoop loop;
+  std::optional<std::vector<HealPlan>> plans;
+  uint64_t started = loop.NowMs();
+  ProbeReattaches(loop, records, "boot-1", evidence, 300, [&](std::vector<HealPlan> p) {
+    plans = std::move(p);
+    loop.Stop();
+  });
+  Timer limit(loop);
+  limit.Start(5000, 0, [&] { loop.Stop(); });
+  loop.Run();
+  ASSERT_TRUE(plans.has_value());
+  EXPECT_GE(loop.NowMs() - started, 300u);
+  EXPECT_EQ((*plans)[0].action, HealAction::kExpired) << (*plans)[0].reason;
+  EXPECT_EQ((*plans)[1].action, HealAction::kReattach) << (*plans)[1].reason;
+  EXPECT_EQ((*plans)[2].action, HealAction::kSkip);
+
+  // Lets the blocked read go; its late answer changes nothing.
+  int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
 }
 
 TEST(ResolveExecutableTest, FindsABareNameInPathAndResolvesLinks) {

@@ -16,36 +16,17 @@
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
 #include "test/common/fifo_guard.h"
+#include "test/journal/failing_journal_fs.h"
 #include "test/journal/node_journal_fixtures.h"
 
 namespace nbdk {
 namespace {
 
+using testing::FailingJournalFs;
 using testing::FullRecord;
 using testing::ReadFile;
 using testing::ScratchDir;
 using testing::WriteFile;
-
-// The real file system, with switches that make writes or fsyncs fail.
-class FailingFs : public JournalFs {
- public:
-  Status WriteAll(int fd, std::string_view data, const std::string& path) override {
-    if (fail_writes) return Status::FromErrno(ENOSPC, "write " + path);
-    return PosixJournalFs().WriteAll(fd, data, path);
-  }
-  Status Fsync(int fd, const std::string& path) override {
-    ++fsyncs;
-    if (fail_fsync_number != 0 && fsyncs == fail_fsync_number) return Status::FromErrno(EIO, "fsync " + path);
-    return PosixJournalFs().Fsync(fd, path);
-  }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return PosixJournalFs().Rename(from, to);
-  }
-
-  bool fail_writes = false;
-  int fsyncs = 0;
-  int fail_fsync_number = 0;  // the 1-based fsync call that fails; 0: none
-};
 
 std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> names;
@@ -266,7 +247,7 @@ TEST_F(NodeJournalTest, OpenRemovesLeftoverTempFilesAndLeavesOthers) {
 }
 
 TEST_F(NodeJournalTest, FailedWriteKeepsTheOldRecordAndIsNotSticky) {
-  FailingFs fs;
+  FailingJournalFs fs;
   NodeJournal j = OpenJournal(fs);
   VolumeRecord v1 = FullRecord("vol-a");
   ASSERT_TRUE(j.Put(v1).ok());
@@ -287,7 +268,7 @@ TEST_F(NodeJournalTest, FailedWriteKeepsTheOldRecordAndIsNotSticky) {
 class StickyFsyncTest : public NodeJournalTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(StickyFsyncTest, FsyncFailureMakesTheJournalRefuseWrites) {
-  FailingFs fs;
+  FailingJournalFs fs;
   VolumeRecord v1 = FullRecord("vol-a");
   VolumeRecord v2 = v1;
   v2.updated_ms += 1000;
@@ -321,7 +302,7 @@ INSTANTIATE_TEST_SUITE_P(FileOrDirectory, StickyFsyncTest, ::testing::Values(1, 
                          [](const auto& info) { return info.param == 1 ? "TempFile" : "Directory"; });
 
 TEST_F(NodeJournalTest, FailedDirectoryFsyncOnRemoveIsSticky) {
-  FailingFs fs;
+  FailingJournalFs fs;
   NodeJournal j = OpenJournal(fs);
   ASSERT_TRUE(j.Put(FullRecord("vol-a")).ok());
   fs.fail_fsync_number = fs.fsyncs + 1;

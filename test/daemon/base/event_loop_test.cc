@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -38,19 +41,47 @@ TEST(EventLoopTest, PostFromManyThreadsRunsEverythingInOrderPerThread) {
   EXPECT_TRUE(loop.Shutdown().ok());
 }
 
-TEST(EventLoopTest, RunBlockingRunsWorkOffLoopThenDoneOnLoop) {
+// `door` (RunBlocking or RunDetached) runs the work on another thread,
+// then its done on the loop.
+void ExpectWorkOffLoopThenDoneOnLoop(void (EventLoop::*door)(std::function<void()>, std::function<void()>)) {
   EventLoop loop;
   std::thread::id work_thread;
   bool done_on_loop = false;
-  loop.RunBlocking([&] { work_thread = std::this_thread::get_id(); },
-                   [&] {
-                     done_on_loop = loop.IsLoopThread();
-                     loop.Stop();
-                   });
+  (loop.*door)([&] { work_thread = std::this_thread::get_id(); },
+               [&] {
+                 done_on_loop = loop.IsLoopThread();
+                 loop.Stop();
+               });
   loop.Run();
   EXPECT_NE(work_thread, std::this_thread::get_id());
   EXPECT_TRUE(done_on_loop);
   EXPECT_TRUE(loop.Shutdown().ok());
+}
+
+TEST(EventLoopTest, RunBlockingRunsWorkOffLoopThenDoneOnLoop) {
+  ExpectWorkOffLoopThenDoneOnLoop(&EventLoop::RunBlocking);
+}
+
+TEST(EventLoopTest, RunDetachedRunsWorkOnAThreadOfItsOwnThenDoneOnLoop) {
+  ExpectWorkOffLoopThenDoneOnLoop(&EventLoop::RunDetached);
+}
+
+// Work still blocked when the loop ends is left to finish; its `done` is
+// then destroyed on the work's thread without running.
+TEST(EventLoopTest, RunDetachedWorkThatOutlivesTheLoopDropsItsDone) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto token = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = token;
+  {
+    EventLoop loop;
+    loop.RunDetached([released] { released.wait(); }, [token] { ADD_FAILURE() << "done ran after the loop ended"; });
+    token.reset();
+    EXPECT_TRUE(loop.Shutdown().ok());
+  }
+  release.set_value();
+  for (int i = 0; i < 200 && !watch.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(watch.expired());
 }
 
 TEST(EventLoopTest, TimerCanDestroyItselfFromItsCallback) {
