@@ -79,14 +79,4 @@ Result<std::string> Podman(const std::vector<std::string>& args) {
   return std::move(out->stdout_text);
 }
 
-int ContainerPid(const std::string& name) {
-  Result<std::string> pid = Podman({"inspect", "--format", "{{.State.Pid}}", name});
-  if (!pid.ok()) return 0;
-  try {
-    return std::stoi(*pid);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 }  // namespace nbdk::containertest

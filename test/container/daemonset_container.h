@@ -38,7 +38,4 @@ struct DaemonSetContainer {
 // `podman ARGS...`: its stdout, or an error with its exit and output.
 Result<std::string> Podman(const std::vector<std::string>& args);
 
-// The container's main process (tini) on the host, 0 when not running.
-int ContainerPid(const std::string& name);
-
 }  // namespace nbdk::containertest
