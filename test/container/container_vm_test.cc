@@ -58,18 +58,11 @@ std::string Pids(const std::map<std::string, pid_t>& pids) {
 
 class NodeContainer : public systemdtest::SystemdVmTest {
  protected:
-  // Whether the first test got the container serving both volumes: the
-  // scenarios after it need that.
+  // Whether the first test got the container serving both volumes.
   static bool& Serving() {
     static bool serving = false;
     return serving;
   }
-  void SetUp() override {
-    SystemdVmTest::SetUp();
-    if (!IsSkipped() && !Serving() && !first_) GTEST_SKIP() << "the container never served the volumes";
-  }
-  bool first_ = false;
-
   static const DaemonSetContainer& Spec() {
     static const DaemonSetContainer spec = [] {
       auto c = DaemonSetContainer::FromManifest(NBDK_SOURCE_DIR "/deploy/kubernetes/node-daemonset.yaml", kNodeName,
@@ -129,12 +122,16 @@ class NodeContainer : public systemdtest::SystemdVmTest {
   }
 };
 
-class NodeContainerStart : public NodeContainer {
+// The scenarios: each needs the volumes the first test staged.
+class StagedNodeContainer : public NodeContainer {
  protected:
-  NodeContainerStart() { first_ = true; }
+  void SetUp() override {
+    NodeContainer::SetUp();
+    if (!IsSkipped() && !Serving()) GTEST_SKIP() << "the container never served the volumes";
+  }
 };
 
-TEST_F(NodeContainerStart, RunsAsTheDaemonSetSaysAndServesAnExt4AndABlockVolume) {
+TEST_F(NodeContainer, RunsAsTheDaemonSetSaysAndServesAnExt4AndABlockVolume) {
   ASSERT_FALSE(Spec().image.empty()) << "daemonset_podman.py failed";
   EXPECT_EQ(Spec().image, "localhost/nbdkeeperd:" NBDK_VERSION) << "the manifest runs another version";
   // The ceph-csi-config ConfigMap's contents, as kubelet projects them.
@@ -162,11 +159,11 @@ TEST_F(NodeContainerStart, RunsAsTheDaemonSetSaysAndServesAnExt4AndABlockVolume)
   std::printf("[ control: podman run --rm of another container ] longest write %.2f s\n", Staged().LongestWrite());
 }
 
-TEST_F(NodeContainer, PodmanRestartAdoptsEveryRbdNbd) {
+TEST_F(StagedNodeContainer, PodmanRestartAdoptsEveryRbdNbd) {
   ExpectAdoptedAfter("podman restart", [] { ASSERT_TRUE(Podman({"restart", kName}).ok()); });
 }
 
-TEST_F(NodeContainer, PodmanKillThenStartAdoptsEveryRbdNbd) {
+TEST_F(StagedNodeContainer, PodmanKillThenStartAdoptsEveryRbdNbd) {
   ExpectAdoptedAfter("podman kill -s KILL; start", [] {
     ASSERT_TRUE(Podman({"kill", "--signal", "KILL", kName}).ok());
     ASSERT_TRUE(Podman({"wait", kName}).ok());
@@ -174,7 +171,7 @@ TEST_F(NodeContainer, PodmanKillThenStartAdoptsEveryRbdNbd) {
   });
 }
 
-TEST_F(NodeContainer, UpgradeToAnImageWithANewTagAdoptsEveryRbdNbd) {
+TEST_F(StagedNodeContainer, UpgradeToAnImageWithANewTagAdoptsEveryRbdNbd) {
   const char* upgrade = std::getenv("NBDK_UPGRADE_IMAGE");
   ASSERT_TRUE(upgrade && *upgrade) << "NBDK_UPGRADE_IMAGE names the new tag (test/container/CMakeLists.txt)";
   ExpectAdoptedAfter(std::string("upgrade to ") + upgrade, [&] { Replace(upgrade); });
@@ -185,7 +182,7 @@ TEST_F(NodeContainer, UpgradeToAnImageWithANewTagAdoptsEveryRbdNbd) {
 
 // Without child scopes each rbd-nbd is in the container's cgroup: killing
 // the container kills it, and the next daemon re-attaches every device.
-TEST_F(NodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndTheyAreReattached) {
+TEST_F(StagedNodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndTheyAreReattached) {
   ExpectAdoptedAfter("replaced with --child-scopes=off", [] { Replace(Spec().image, {"--child-scopes=off"}); });
   if (HasFatalFailure()) return;
   // The adopted rbd-nbd are still in their scopes: kill each, so that the
@@ -197,7 +194,7 @@ TEST_F(NodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndTheyAreRea
   std::map<std::string, vmtest::VolumeStatus> now;
   WaitUntil(
       [&] {
-        now = Staged().WaitConnected(0ms);
+        now = Staged().WaitConnected(0ms);  // one look at /status
         if (now.size() != adopted.size()) return false;
         for (const auto& [image, s] : now) {
           if (s.pid == adopted.at(image)) return false;
@@ -246,7 +243,7 @@ TEST_F(NodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndTheyAreRea
               ready, connected, Pids(before).c_str(), Pids(Staged().ServerPids()).c_str(), Staged().LongestWrite());
 }
 
-TEST_F(NodeContainer, UnstagesEverythingAndLeavesNoScope) {
+TEST_F(StagedNodeContainer, UnstagesEverythingAndLeavesNoScope) {
   auto node = systemdtest::NodeStub(Spec().csi_endpoint);
   Staged().UnpublishAndUnstage(*node);
   auto scopes = systemdtest::Systemctl({"list-units", "--all", "--no-legend", "--plain", "nbdkeeper-rbd-nbd-*"});
