@@ -27,8 +27,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using vmtest::GetVolumeStatus;
-using vmtest::RbdNbdProcessesFor;
-using vmtest::Writer;
 
 class SystemdUnit : public SystemdVmTest {
  protected:
