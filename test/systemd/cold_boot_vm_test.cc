@@ -13,8 +13,8 @@
 
 #include "test/common/vm_command.h"
 #include "test/systemd/systemd_vm_env.h"
-#include "test/systemd/written_volumes.h"
 #include "test/systemd/unit_control.h"
+#include "test/systemd/written_volumes.h"
 
 namespace nbdk::systemdtest {
 namespace {
