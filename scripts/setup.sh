@@ -20,11 +20,13 @@ vm_packages=(
   qemu-system-x86 busybox-static cpio kmod
   ceph-mon ceph-osd ceph-common rbd-nbd
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
+  python3-yaml  # test/container reads the DaemonSet's manifest
 )
 # scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
 # the archive keys), podman makes and runs the image; runc runs it where
-# crun cannot (test/image).
-image_packages=(mmdebstrap gpg podman runc)
+# crun cannot (test/image). The container VM test (test/container) runs the
+# same podman, conmon and runc inside the VM (the host's root is the VM's).
+image_packages=(mmdebstrap gpg podman conmon runc)
 
 want=("${build_packages[@]}")
 case "${1:-}" in

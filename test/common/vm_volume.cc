@@ -174,9 +174,8 @@ std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& 
   return std::nullopt;
 }
 
-std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& image) {
+std::vector<pid_t> ProcessesOf(const std::string& program, const std::string& with_arg) {
   std::vector<pid_t> pids;
-  const std::string spec = ceph.pool + "/" + image;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     pid_t pid = std::atoi(entry.path().filename().c_str());
@@ -186,12 +185,16 @@ std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& ima
     std::stringstream args(cmdline);
     std::string arg0, arg;
     std::getline(args, arg0, '\0');
-    if (std::filesystem::path(arg0).filename() != "rbd-nbd") continue;
-    while (std::getline(args, arg, '\0')) {
-      if (arg == spec) pids.push_back(pid);
-    }
+    if (std::filesystem::path(arg0).filename() != program) continue;
+    bool match = with_arg.empty();
+    while (!match && std::getline(args, arg, '\0')) match = arg == with_arg;
+    if (match) pids.push_back(pid);
   }
   return pids;
+}
+
+std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& image) {
+  return ProcessesOf("rbd-nbd", ceph.pool + "/" + image);
 }
 
 bool IsMountPoint(const std::string& path) {

@@ -82,7 +82,10 @@ struct VolumeStatus {
 // nullopt when the daemon does not answer or does not list the volume.
 std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id);
 
-// rbd-nbd processes whose argv names pool/image (from /proc).
+// Processes (from /proc) whose argv[0] is `program` (any directory) and,
+// unless `with_arg` is empty, that have `with_arg` among their arguments.
+std::vector<pid_t> ProcessesOf(const std::string& program, const std::string& with_arg = "");
+// rbd-nbd processes whose argv names pool/image.
 std::vector<pid_t> RbdNbdProcessesFor(const VmCeph& ceph, const std::string& image);
 // Whether `path` is a mount point (/proc/self/mountinfo).
 bool IsMountPoint(const std::string& path);

@@ -14,6 +14,7 @@
 #include "test/common/vm_command.h"
 #include "test/systemd/systemd_vm_env.h"
 #include "test/systemd/unit_control.h"
+#include "test/systemd/written_volumes.h"
 
 namespace nbdk::systemdtest {
 namespace {
@@ -97,23 +98,7 @@ TEST_F(ColdBoot, TheCoStagesAndPublishesThemAgainWithTheirData) {
 // Leaves the node clean: every volume unpublished, unstaged, unmapped.
 TEST_F(ColdBoot, EverythingUnmapsCleanly) {
   auto node = NodeStub();
-  for (const CsiVolume* v : {&Ext4Volume(), &BlockVolume()}) {
-    csi::v1::NodeUnpublishVolumeRequest unpublish;
-    unpublish.set_volume_id(v->image);
-    unpublish.set_target_path(v->TargetPath());
-    csi::v1::NodeUnpublishVolumeResponse r1;
-    grpc::ClientContext c1;
-    grpc::Status s = node->NodeUnpublishVolume(&c1, unpublish, &r1);
-    EXPECT_TRUE(s.ok()) << v->image << ": " << s.error_message();
-    csi::v1::NodeUnstageVolumeRequest unstage;
-    unstage.set_volume_id(v->image);
-    unstage.set_staging_target_path(v->StagingPath());
-    csi::v1::NodeUnstageVolumeResponse r2;
-    grpc::ClientContext c2;
-    s = node->NodeUnstageVolume(&c2, unstage, &r2);
-    EXPECT_TRUE(s.ok()) << v->image << ": " << s.error_message();
-    EXPECT_TRUE(RbdNbdProcessesFor(Ceph(), v->image).empty()) << v->image;
-  }
+  for (const CsiVolume* v : {&Ext4Volume(), &BlockVolume()}) UnpublishAndUnstage(*node, Ceph(), *v);
   CtlRun unmap = Ctl({"unmap", kCtlImage});
   EXPECT_EQ(unmap.exit, 0) << unmap.output;
   EXPECT_FALSE(vmtest::IsMountPoint(kCtlMount));

@@ -99,12 +99,12 @@ void SystemdVmTest::SetUp() {
   if (!Ceph().complete()) GTEST_SKIP() << "not in the test VM";
 }
 
-std::unique_ptr<csi::v1::Node::Stub> NodeStub() {
-  return csi::v1::Node::NewStub(grpc::CreateChannel(kSocket, grpc::InsecureChannelCredentials()));
+std::unique_ptr<csi::v1::Node::Stub> NodeStub(const std::string& endpoint) {
+  return csi::v1::Node::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
 }
 
-std::unique_ptr<csi::v1::Identity::Stub> IdentityStub() {
-  return csi::v1::Identity::NewStub(grpc::CreateChannel(kSocket, grpc::InsecureChannelCredentials()));
+std::unique_ptr<csi::v1::Identity::Stub> IdentityStub(const std::string& endpoint) {
+  return csi::v1::Identity::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
 }
 
 CtlRun Ctl(const std::vector<std::string>& args) {

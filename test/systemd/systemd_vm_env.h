@@ -63,8 +63,9 @@ class SystemdVmTest : public ::testing::Test {
   void SetUp() override;
 };
 
-std::unique_ptr<csi::v1::Node::Stub> NodeStub();
-std::unique_ptr<csi::v1::Identity::Stub> IdentityStub();
+// Clients of the daemon's CSI socket (the unit's by default).
+std::unique_ptr<csi::v1::Node::Stub> NodeStub(const std::string& endpoint = kSocket);
+std::unique_ptr<csi::v1::Identity::Stub> IdentityStub(const std::string& endpoint = kSocket);
 
 // `nbdkeeperctl --config kDaemonConfig ARGS...`, where the README installs it:
 // exit code and merged output.

@@ -20,88 +20,20 @@
 #include "test/common/vm_command.h"
 #include "test/systemd/systemd_vm_env.h"
 #include "test/systemd/unit_control.h"
+#include "test/systemd/written_volumes.h"
 
 namespace nbdk::systemdtest {
 namespace {
 
 using namespace std::chrono_literals;
 using vmtest::GetVolumeStatus;
-using vmtest::RbdNbdProcessesFor;
-using vmtest::Writer;
 
 class SystemdUnit : public SystemdVmTest {
  protected:
-  static std::map<std::string, std::unique_ptr<Writer>>& Writers() {
-    static std::map<std::string, std::unique_ptr<Writer>> writers;
-    return writers;
-  }
-  static const std::vector<const CsiVolume*>& Volumes() {
-    static const std::vector<const CsiVolume*> volumes = {&Ext4Volume(), &BlockVolume()};
-    return volumes;
-  }
-
-
-  // The rbd-nbd pid serving each volume (0 when not exactly one).
-  static std::map<std::string, pid_t> ServerPids() {
-    std::map<std::string, pid_t> pids;
-    for (const CsiVolume* v : Volumes()) {
-      std::vector<pid_t> p = RbdNbdProcessesFor(Ceph(), v->image);
-      pids[v->image] = p.size() == 1 ? p[0] : 0;
-    }
-    return pids;
-  }
-
-  static void ResetWriters() {
-    for (auto& [image, w] : Writers()) w->ResetLongest();
-  }
-
-  // Every writer: writing again, no IO error; the longest pause since
-  // ResetWriters(). A volume reports Connected before the write the kill
-  // held up has completed: wait for it, so its pause counts in this step.
-  static void ExpectWritersUnharmed(const char* step) {
-    double waited = WaitUntil(
-        [] {
-          for (auto& [image, w] : Writers()) {
-            if (w->blocked_s() > 0.5) return false;
-          }
-          return true;
-        },
-        120s);
-    EXPECT_GE(waited, 0) << step << ": a writer is still blocked";
-    for (auto& [image, w] : Writers()) {
-      EXPECT_EQ(w->errors(), 0u) << step << ": IO errors on " << image;
-      std::printf("[ %s ] %s: longest write %.2f s, %llu writes so far, %llu errors\n", step, image.c_str(),
-                  w->longest_s(), static_cast<unsigned long long>(w->writes()),
-                  static_cast<unsigned long long>(w->errors()));
-    }
-  }
-
-  // Waits until every volume is Connected in /status; its entries then.
-  static std::map<std::string, vmtest::VolumeStatus> WaitConnected(std::chrono::milliseconds timeout) {
-    std::map<std::string, vmtest::VolumeStatus> seen;
-    WaitUntil(
-        [&] {
-          seen.clear();
-          for (const CsiVolume* v : Volumes()) {
-            auto s = GetVolumeStatus(kHealthPort, v->image);
-            if (!s || s->state != "Connected") return false;
-            seen[v->image] = *s;
-          }
-          return true;
-        },
-        timeout);
-    return seen;
-  }
-
-  // After a daemon restart that left the children alive: same pids, adopted.
-  static void ExpectAdopted(const std::map<std::string, pid_t>& before, const char* step) {
-    auto status = WaitConnected(60s);
-    ASSERT_EQ(status.size(), Volumes().size()) << step << ": not every volume Connected in /status";
-    EXPECT_EQ(ServerPids(), before) << step << ": an rbd-nbd changed";
-    for (const auto& [image, s] : status) {
-      EXPECT_TRUE(s.adopted) << step << ": " << image << " not adopted";
-      EXPECT_EQ(s.pid, before.at(image)) << step << ": " << image;
-    }
+  // Both CSI volumes, staged through the unit's socket, with their writers.
+  static WrittenVolumes& Staged() {
+    static WrittenVolumes staged(Ceph(), kHealthPort);
+    return staged;
   }
 };
 
@@ -151,87 +83,70 @@ TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
 
 TEST_F(SystemdUnit, StagesAndPublishesAnExt4AndABlockVolumeWithWriters) {
   auto node = NodeStub();
-  for (const CsiVolume* v : Volumes()) {
-    ASSERT_TRUE(vmtest::CreateImage(Ceph(), v->image, 128).ok()) << v->image;
-    // What kubelet creates before it calls the plugin.
-    std::filesystem::create_directories(v->StagingPath());
-    std::filesystem::create_directories(std::filesystem::path(v->TargetPath()).parent_path());
-    csi::v1::NodeStageVolumeResponse staged;
-    grpc::ClientContext c1;
-    grpc::Status s = node->NodeStageVolume(&c1, v->StageRequest(Ceph()), &staged);
-    ASSERT_TRUE(s.ok()) << v->image << ": " << s.error_message();
-    csi::v1::NodePublishVolumeResponse published;
-    grpc::ClientContext c2;
-    s = node->NodePublishVolume(&c2, v->PublishRequest(), &published);
-    ASSERT_TRUE(s.ok()) << v->image << ": " << s.error_message();
-    auto w = Writer::Start(v->DataPath());
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    Writers()[v->image] = std::move(*w);
-  }
-  std::this_thread::sleep_for(2s);
-  for (auto& [image, w] : Writers()) EXPECT_GT(w->writes(), 0u) << image;
+  Staged().StageAndPublish(*node);
+  if (HasFatalFailure()) return;
   // Each rbd-nbd in a scope of its own (child scopes), not in the unit.
-  for (const auto& [image, pid] : ServerPids()) {
+  for (const auto& [image, pid] : Staged().ServerPids()) {
     ASSERT_NE(pid, 0) << image;
     EXPECT_EQ(CgroupOf(pid), "/system.slice/" + ScopeUnitName(image)) << image;
   }
 }
 
 TEST_F(SystemdUnit, RestartKeepsEveryRbdNbdAndAdoptsIt) {
-  auto before = ServerPids();
+  auto before = Staged().ServerPids();
   auto old = StateOf(kUnit);
   ASSERT_TRUE(old.ok());
-  ResetWriters();
+  Staged().ResetWriters();
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(Systemctl({"restart", kUnit}).ok());
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto now = StateOf(kUnit);
   ASSERT_TRUE(now.ok());
   EXPECT_NE(now->main_pid, old->main_pid);
-  ExpectAdopted(before, "systemctl restart");
+  Staged().ExpectAdopted(before, "systemctl restart");
   std::printf("[ systemctl restart ] back (READY=1) in %.2f s\n", took);
-  ExpectWritersUnharmed("systemctl restart");
+  Staged().ExpectWritersUnharmed("systemctl restart");
 }
 
 TEST_F(SystemdUnit, SigkillOfTheDaemonIsRestartedAndItsChildrenAdopted) {
-  auto before = ServerPids();
+  auto before = Staged().ServerPids();
   auto old = StateOf(kUnit);
   ASSERT_TRUE(old.ok());
-  ResetWriters();
+  Staged().ResetWriters();
   ASSERT_TRUE(Systemctl({"kill", "--kill-whom=main", "-s", "SIGKILL", kUnit}).ok());
   double back = WaitForNewMainPid(kUnit, old->main_pid, 60s);
   ASSERT_GE(back, 0) << "Restart= did not bring the daemon back";
-  ExpectAdopted(before, "systemctl kill --kill-whom=main -s SIGKILL");
+  Staged().ExpectAdopted(before, "systemctl kill --kill-whom=main -s SIGKILL");
   std::printf("[ systemctl kill --kill-whom=main -s SIGKILL ] active again after %.2f s\n", back);
-  ExpectWritersUnharmed("SIGKILL main");
+  Staged().ExpectWritersUnharmed("SIGKILL main");
 }
 
 // What `systemctl kill` does without --kill-whom: every process of the
 // unit is killed. Each rbd-nbd is in a scope of its own (child scopes), not
 // in the unit: it keeps serving and the restarted daemon adopts it.
 TEST_F(SystemdUnit, SigkillOfTheWholeUnitLeavesRbdNbdServingInItsScope) {
-  ASSERT_EQ(WaitConnected(30s).size(), Volumes().size());
-  auto before = ServerPids();
+  ASSERT_EQ(Staged().WaitConnected(30s).size(), Staged().volumes().size());
+  auto before = Staged().ServerPids();
   auto old = StateOf(kUnit);
   ASSERT_TRUE(old.ok());
-  ResetWriters();
+  Staged().ResetWriters();
   ASSERT_TRUE(Systemctl({"kill", "-s", "SIGKILL", kUnit}).ok());
   ASSERT_GE(WaitForNewMainPid(kUnit, old->main_pid, 60s), 0) << "Restart= did not bring the daemon back";
-  ExpectAdopted(before, "systemctl kill -s SIGKILL (all)");
-  ExpectWritersUnharmed("systemctl kill -s SIGKILL (all)");
+  Staged().ExpectAdopted(before, "systemctl kill -s SIGKILL (all)");
+  Staged().ExpectWritersUnharmed("systemctl kill -s SIGKILL (all)");
 }
 
 TEST_F(SystemdUnit, WatchdogKillsAStoppedDaemonAndRbdNbdOutlivesIt) {
   auto props = UnitProperties(kUnit, {"WatchdogUSec", "TimeoutAbortUSec"});
   ASSERT_TRUE(props.ok());
-  auto before = ServerPids();
+  auto before = Staged().ServerPids();
   auto old = StateOf(kUnit);
   ASSERT_TRUE(old.ok());
-  ResetWriters();
+  Staged().ResetWriters();
   ASSERT_EQ(::kill(old->main_pid, SIGSTOP), 0);
   double back = WaitForNewMainPid(kUnit, old->main_pid, 180s);
   ASSERT_GE(back, 0) << "the watchdog did not replace the stopped daemon";
-  ExpectAdopted(before, "watchdog");
+  Staged().ExpectAdopted(before, "watchdog");
   auto journal = JournalJson(kUnit);
   ASSERT_TRUE(journal.ok());
   bool timeout_logged = false;
@@ -239,14 +154,14 @@ TEST_F(SystemdUnit, WatchdogKillsAStoppedDaemonAndRbdNbdOutlivesIt) {
   EXPECT_TRUE(timeout_logged) << "systemd did not log a watchdog timeout for the unit";
   std::printf("[ watchdog ] SIGSTOP to ready again %.1f s (WatchdogSec %s, TimeoutAbortSec %s)\n", back,
               (*props)["WatchdogUSec"].c_str(), (*props)["TimeoutAbortUSec"].c_str());
-  ExpectWritersUnharmed("watchdog");
+  Staged().ExpectWritersUnharmed("watchdog");
 }
 
 TEST_F(SystemdUnit, KilledRbdNbdIsReattachedIntoItsScope) {
   const CsiVolume& v = Ext4Volume();
-  auto before = WaitConnected(30s);
-  ASSERT_EQ(before.size(), Volumes().size());
-  ResetWriters();
+  auto before = Staged().WaitConnected(30s);
+  ASSERT_EQ(before.size(), Staged().volumes().size());
+  Staged().ResetWriters();
   ASSERT_EQ(::kill(before.at(v.image).pid, SIGKILL), 0);
   auto start = std::chrono::steady_clock::now();
   std::optional<vmtest::VolumeStatus> now;
@@ -265,24 +180,24 @@ TEST_F(SystemdUnit, KilledRbdNbdIsReattachedIntoItsScope) {
   EXPECT_TRUE(CgroupOf(now->pid).ends_with(scope)) << "the new rbd-nbd is not in its scope";
   std::printf("[ kill -9 rbd-nbd ] re-attached in %.2f s, new pid %d in %s\n", took, now->pid,
               CgroupOf(now->pid).c_str());
-  ExpectWritersUnharmed("kill -9 rbd-nbd");
+  Staged().ExpectWritersUnharmed("kill -9 rbd-nbd");
 }
 
 TEST_F(SystemdUnit, StopThenStartKeepsTheChildrenServing) {
-  ASSERT_EQ(Writers().size(), Volumes().size());
-  auto before = ServerPids();
-  ResetWriters();
+  ASSERT_EQ(Staged().writers().size(), Staged().volumes().size());
+  auto before = Staged().ServerPids();
+  Staged().ResetWriters();
   ASSERT_TRUE(Systemctl({"stop", kUnit}).ok());
   auto stopped = StateOf(kUnit);
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ(stopped->active_state, "inactive");
-  uint64_t writes_at_stop = Writers().begin()->second->writes();
+  uint64_t writes_at_stop = Staged().writers().begin()->second->writes();
   std::this_thread::sleep_for(3s);
   for (const auto& [image, pid] : before) EXPECT_EQ(::kill(pid, 0), 0) << image << "'s rbd-nbd died on stop";
-  EXPECT_GT(Writers().begin()->second->writes(), writes_at_stop) << "IO stopped while the daemon was stopped";
+  EXPECT_GT(Staged().writers().begin()->second->writes(), writes_at_stop) << "IO stopped while the daemon was stopped";
   ASSERT_TRUE(Systemctl({"start", kUnit}).ok());
-  ExpectAdopted(before, "systemctl stop; start");
-  ExpectWritersUnharmed("systemctl stop; start");
+  Staged().ExpectAdopted(before, "systemctl stop; start");
+  Staged().ExpectWritersUnharmed("systemctl stop; start");
 }
 
 // The daemon's events are in the journal natively: fields an operator can
@@ -315,9 +230,9 @@ TEST_F(SystemdUnit, JournalHoldsTheDaemonsEventsWithFields) {
 // volume mapped and persisted by nbdkeeperctl, for cold-boot.sh's power
 // cut. The agent must not clean them up after this job.
 TEST_F(SystemdUnit, LeavesVolumesStagedForAPowerCut) {
-  ExpectWritersUnharmed("before the power cut");
-  for (auto& [image, w] : Writers()) w->Stop();
-  for (const CsiVolume* v : Volumes()) {
+  Staged().ExpectWritersUnharmed("before the power cut");
+  for (auto& [image, w] : Staged().writers()) w->Stop();
+  for (const CsiVolume* v : Staged().volumes()) {
     Status s = WriteMarker(v->DataPath(), v->block, MarkerText(v->image));
     ASSERT_TRUE(s.ok()) << s.ToString();
   }

@@ -4,7 +4,7 @@
 # late for them).
 #
 #   nbdk_add_vm_test(NAME <name> COMMAND <argv>... [TIMEOUT <seconds>]
-#                    [ENV <NAME=VALUE>...] [SYSTEMD] [HOST])
+#                    [ENV <NAME=VALUE>...] [SYSTEMD | CONTAINER] [HOST])
 #
 # Runs <argv> inside the shared test VM through test/vm/vm-exec, in the
 # calling directory's build directory (the host's / is the VM's /, so
@@ -16,7 +16,9 @@
 #
 # SYSTEMD: the test runs in the other VM, with systemd as PID 1 and a root
 # disk kept across boots (fixture "vm_systemd", booted by vm_systemd_start
-# once the plain VM is off). HOST: <argv> runs on the host, with
+# once the plain VM is off). CONTAINER: in a systemd VM of its own (fixture
+# "vm_container", booted once the systemd VM is off and the images exist:
+# test/container). HOST: <argv> runs on the host, with
 # NBDK_VM_STATE naming the VM (for scripts that power-cut and boot it).
 #
 # A device the command leaves configured is reported in its output and
@@ -29,9 +31,10 @@ set(NBDK_VM_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "test/vm scripts")
 # The running VM's pid file, console log and job share (one per build tree).
 set(NBDK_VM_STATE ${CMAKE_BINARY_DIR}/vm-state CACHE INTERNAL "test VM state")
 set(NBDK_VM_SYSTEMD_STATE ${CMAKE_BINARY_DIR}/vm-state-systemd CACHE INTERNAL "systemd test VM state")
+set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNAL "container test VM state")
 
 function(nbdk_add_vm_test)
-  cmake_parse_arguments(VT "SYSTEMD;HOST" "NAME;TIMEOUT" "COMMAND;ENV" ${ARGN})
+  cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV" ${ARGN})
   if(NOT VT_NAME OR NOT VT_COMMAND)
     message(FATAL_ERROR "nbdk_add_vm_test: NAME and COMMAND are required")
   endif()
@@ -52,6 +55,9 @@ function(nbdk_add_vm_test)
   if(VT_SYSTEMD)
     set(fixture vm_systemd)
     set(state ${NBDK_VM_SYSTEMD_STATE})
+  elseif(VT_CONTAINER)
+    set(fixture vm_container)
+    set(state ${NBDK_VM_CONTAINER_STATE})
   else()
     set(fixture vm)
     set(state ${NBDK_VM_STATE})
@@ -62,7 +68,7 @@ function(nbdk_add_vm_test)
     LABELS vm
     TIMEOUT ${ctest_timeout}
     ENVIRONMENT "NBDK_VM_STATE=${state};NBDK_VM_DIR=${NBDK_VM_DIR}")
-  if(NOT VT_NAME STREQUAL "vm_kernel" AND NOT VT_SYSTEMD)
+  if(NOT VT_NAME STREQUAL "vm_kernel" AND NOT VT_SYSTEMD AND NOT VT_CONTAINER)
     # Ordering only: the harness's own check runs first, in a fresh VM.
     set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel)
   endif()
