@@ -47,6 +47,9 @@ struct Config {
   std::string rbd_nbd_path = "rbd-nbd";
   uint32_t io_timeout_ms = 5000;
   uint32_t reattach_timeout_s = 300;
+  // At most this many rbd-nbd maps and attaches starting at once
+  // (supervisor/attach_queue.h); 0: no bound.
+  uint32_t max_concurrent_attaches = 4;
   StopPolicy stop_policy = StopPolicy::kLeaveRunning;
   // Break a dead rbd-nbd's exclusive lock before re-attaching (see
   // supervisor/rbd_lock_breaker.h for when a lock counts as ours).
