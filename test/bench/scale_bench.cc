@@ -6,11 +6,14 @@
 //              (under the first K);
 //   memory   - the daemon's RSS and CPU time (children excluded), one
 //              rbd-nbd's RSS;
-//   restart  - SIGKILL of the daemon and every rbd-nbd, a new daemon with
-//              this K on the same journal -> every volume Connected;
 //   mass heal - kill -9 of every rbd-nbd at once -> each volume Connected
 //              again: median, slowest, all; the daemon's CPU in that window
 //              against the new rbd-nbd processes' CPU;
+//   restart  - (unless --no-restart) SIGKILL of the daemon and every
+//              rbd-nbd, a new daemon with this K on the same journal ->
+//              every volume Connected;
+// The next K starts with a planned daemon restart (SIGTERM: every rbd-nbd
+// keeps serving and is adopted).
 // with IO errors and the longest write over all writers in the K's two
 // phases. A phase that does not heal every volume within --give-up-s is
 // reported and ends the benchmark (its volumes expired; put no bound last).
@@ -18,7 +21,7 @@
 // volumes or broken setup.
 //
 //   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1800 -- $PWD/build/test/scale_bench 1 8 32
-//   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1200 -- $PWD/build/test/scale_bench --k=2,4,8 32
+//   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1200 -- $PWD/build/test/scale_bench --k=16,8,4 --no-restart 32
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <unistd.h>
@@ -143,6 +146,19 @@ class Node {
     return pids;
   }
 
+  // Waits until every volume is Connected (adopted after a daemon restart).
+  void WaitAllConnected() {
+    auto t0 = Clock::now();
+    for (const Volume& v : volumes_) {
+      for (;;) {
+        auto s = GetVolumeStatus(daemon_->health_port(), v.image);
+        if (s && s->state == "Connected" && s->pid > 0) break;
+        if (Clock::now() - t0 > std::chrono::seconds(120)) Die(v.image + " not Connected after a restart");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
   // Waits until every volume is Connected with a pid not in `old`, at most
   // `give_up_s`; the time each one took from `t0`, -1 for those that did not.
   std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0, double give_up_s) {
@@ -242,7 +258,7 @@ void Print(const Row& r) {
 
 // One N, a row per K (all on the same volumes); false on IO errors. A K
 // that leaves volumes unhealed ends the benchmark (put no bound last).
-bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, double give_up_s) {
+bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s) {
   Row stage;
   Node node(ceph, n);
   node.StartDaemon(ks.front());
@@ -260,22 +276,17 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, double give_up_s
   uint64_t errors_before = 0;
   for (int k : ks) {
     Row r = first ? stage : Row{};
-    first = false;
     r.n = n;
     r.k = k;
+    if (!first) {
+      // The next K: a planned daemon restart, every rbd-nbd adopted.
+      node.daemon().Stop(SIGTERM);
+      node.StartDaemon(k);
+      node.WaitAllConnected();
+    }
+    first = false;
     node.ResetWriters();
-    // The daemon and every child killed; a new daemon with this K on the
-    // same journal.
-    ::kill(node.daemon().pid(), SIGKILL);
-    for (pid_t p : pids) ::kill(p, SIGKILL);
-    t0 = Clock::now();
-    node.daemon().Wait(10000);
-    node.StartDaemon(k);
-    std::vector<double> restarted = node.WaitAllReplaced(pids, t0, give_up_s);
-    r.restart_all = Max(restarted);
-    r.unhealed = CountUnhealed(restarted);
-    if (r.unhealed == 0) {
-      node.WaitWritersMoving();
+    {
       pids = node.ServerPids();
       // Mass heal: every rbd-nbd killed at once.
       double cpu_before = CpuSeconds(node.daemon().pid());
@@ -291,6 +302,22 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, double give_up_s
         pids = node.ServerPids();
         for (pid_t p : pids) r.heal_children_cpu += CpuSeconds(p);
         node.WaitWritersMoving();
+      }
+    }
+    if (with_restart && r.unhealed == 0) {
+      // The daemon and every child killed; a new daemon with this K on the
+      // same journal.
+      ::kill(node.daemon().pid(), SIGKILL);
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      t0 = Clock::now();
+      node.daemon().Wait(10000);
+      node.StartDaemon(k);
+      std::vector<double> restarted = node.WaitAllReplaced(pids, t0, give_up_s);
+      r.restart_all = Max(restarted);
+      r.unhealed = CountUnhealed(restarted);
+      if (r.unhealed == 0) {
+        node.WaitWritersMoving();
+        pids = node.ServerPids();
       }
     }
     r.longest_write = node.LongestWrite();
@@ -330,10 +357,13 @@ int main(int argc, char** argv) {
   std::vector<int> ks = {-1};
   // Past the 300 s reattach window every unhealed volume has expired.
   double give_up_s = 320;
+  bool with_restart = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--k=", 0) == 0) {
       ks = ParseKs(arg.substr(4));
+    } else if (arg == "--no-restart") {
+      with_restart = false;
     } else if (arg.rfind("--give-up-s=", 0) == 0) {
       give_up_s = std::atof(arg.c_str() + 12);
     } else {
@@ -346,7 +376,7 @@ int main(int argc, char** argv) {
               "longest write, errors");
   std::fflush(stdout);
   bool ok = true;
-  for (int n : sizes) ok = Run(ceph, n, ks, give_up_s) && ok;
+  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s) && ok;
   std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
               "measured under the first K\n");
   std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
