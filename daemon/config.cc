@@ -160,6 +160,8 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetRange(&c->io_timeout_ms, v, 1000, 600000); }},
       {"reattach_timeout", true, "rbd-nbd --reattach-timeout (s)",
        [](Config* c, std::string_view v) { return SetRange(&c->reattach_timeout_s, v, 10, 3600); }},
+      {"max_concurrent_attaches", true, "rbd-nbd maps and attaches started at once, the rest queued (0: no bound)",
+       [](Config* c, std::string_view v) { return SetRange(&c->max_concurrent_attaches, v, 0, 1024); }},
       {"break_dead_locks", false, "true (default) or false: break a dead rbd-nbd's image lock before re-attaching",
        [](Config* c, std::string_view v) {
          if (v != "true" && v != "false") {

@@ -57,6 +57,7 @@ SupervisorConfig SupervisorConfigFrom(const Config& c) {
   s.state_dir = c.state_dir;
   s.io_timeout_ms = c.io_timeout_ms;
   s.reattach_timeout_s = c.reattach_timeout_s;
+  s.max_concurrent_attaches = c.max_concurrent_attaches;
   return s;
 }
 

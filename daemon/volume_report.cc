@@ -31,6 +31,11 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<
   w.Uint(s.restarts);
   w.Key("attach_attempts");
   w.Uint(s.attach_attempts);
+  if (s.attach_queue_position > 0) {
+    // Waiting for an attach slot (supervisor/attach_queue.h): 1 is next.
+    w.Key("attach_queue_position");
+    w.Uint64(s.attach_queue_position);
+  }
   w.Key("last_exit_status");
   if (s.last_exit_status) {
     w.Int64(*s.last_exit_status);
@@ -146,6 +151,10 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
       w.Sample("nbdkeeper_mappings", {{"state", std::string(MappingStateName(static_cast<MappingState>(i)))}},
                static_cast<double>(by_state[i]));
     }
+    w.Family("nbdkeeper_attaches_in_flight", "rbd-nbd maps and attaches holding an attach slot.", "gauge");
+    w.Sample("nbdkeeper_attaches_in_flight", {}, static_cast<double>(sup->attaches_in_flight()));
+    w.Family("nbdkeeper_attaches_waiting", "rbd-nbd maps and attaches waiting for an attach slot.", "gauge");
+    w.Sample("nbdkeeper_attaches_waiting", {}, static_cast<double>(sup->attaches_waiting()));
     w.Family("nbdkeeper_staged_volumes", "Volumes in the node journal.", "gauge");
     w.Sample("nbdkeeper_staged_volumes", {}, static_cast<double>(vols->All().size()));
   });

@@ -38,7 +38,7 @@ Mapping::Mapping(Env env, MapRequest request)
 
 Mapping::~Mapping() {
   *alive_ = false;
-  CancelTimers();
+  CancelPending();
   // Member destructors close the process handles without signalling.
 }
 
@@ -100,6 +100,10 @@ void Mapping::OnLine(OutputStream stream, std::string_view line) {
 void Mapping::StartMap(MapDone done) {
   map_waiters_.push_back(std::move(done));
   ++env_.stats.counters.maps_started;
+  WaitForAttachSlot(AttachQueue::Kind::kMap, [this] { SpawnMap(); });
+}
+
+void Mapping::SpawnMap() {
   Status s = SpawnRbdNbd(RbdNbdMapArgv(env_.config, request_, cookie_), "map");
   if (!s.ok()) {
     FailMap(s.WithContext("map " + request_.image.Path()));
@@ -122,6 +126,7 @@ void Mapping::OnDeviceLine(const std::string& device) {
     }
     phase_timer_.reset();
     deadline_timer_.reset();
+    attach_slot_.reset();
     ++restarts_;
     ++env_.stats.counters.reattach_successes;
     Transition(MappingState::kConnected, "re-attached after " + std::to_string(attempts_) + " attempt(s)");
@@ -131,6 +136,7 @@ void Mapping::OnDeviceLine(const std::string& device) {
   if (state_ != MappingState::kMapping) return;
   device_ = device;
   phase_timer_.reset();
+  attach_slot_.reset();
   ++env_.stats.counters.maps_succeeded;
   Transition(MappingState::kConnected, "rbd-nbd map printed " + device);
   if (env_.config.io_timeout_ms == 0) {
@@ -166,6 +172,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
   kill_reason_.reset();
   // Destroying a process object from inside its own callback is safe.
   child_.reset();
+  attach_slot_.reset();
   adopted_.reset();
   link_dead_timer_.reset();
   SetDaemonCgroup("no rbd-nbd process");
@@ -203,7 +210,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
 }
 
 void Mapping::FailMap(Status error) {
-  CancelTimers();
+  CancelPending();
   ++env_.stats.counters.maps_failed;
   Transition(MappingState::kFailed, error.message());
   env_.on_final(request_.volume_id);
@@ -263,7 +270,8 @@ int Mapping::ServerPid() const {
   return 0;
 }
 
-void Mapping::CancelTimers() {
+void Mapping::CancelPending() {
+  attach_slot_.reset();
   phase_timer_.reset();
   deadline_timer_.reset();
   link_dead_timer_.reset();
@@ -285,6 +293,7 @@ MappingSnapshot Mapping::Snapshot() const {
   s.cookie = cookie_;
   s.restarts = restarts_;
   s.attach_attempts = attempts_;
+  if (WaitingForAttachSlot()) s.attach_queue_position = env_.attach_queue.Position(*attach_slot_);
   s.last_exit_status = last_exit_status_;
   s.last_term_signal = last_term_signal_;
   s.last_exit_output = last_exit_output_;

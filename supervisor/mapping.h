@@ -27,6 +27,7 @@
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 #include "daemon/base/uv_handle.h"
+#include "supervisor/attach_queue.h"
 #include "supervisor/child_scope.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping_snapshot.h"
@@ -46,6 +47,8 @@ class Mapping {
     const SupervisorConfig& config;
     LockBreaker& lock_breaker;
     SupervisorStats& stats;
+    // Every map and attach process waits here for a slot (attach_queue.h).
+    AttachQueue& attach_queue;
     // Called on reaching Unmapped or Failed, before the user's callback;
     // the Supervisor forgets the mapping (deferred delete).
     std::function<void(const std::string& volume_id)> on_final;
@@ -65,7 +68,8 @@ class Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
 
-  // Spawns `rbd-nbd map -f`. `done` gets the device once it printed it and
+  // Spawns `rbd-nbd map -f` once the attach queue grants a slot (the map
+  // deadline starts then). `done` gets the device once it printed it and
   // io_timeout was written (a write failure is logged and counted, not
   // fatal), or the error that left the mapping Failed.
   void StartMap(MapDone done);
@@ -85,8 +89,10 @@ class Mapping {
 
   // Planned unmap: `rbd-nbd unmap <device>`, then waits for the server to
   // exit; Unmapped. "Not mapped" with no server left is success. From
-  // Connected, Dead, Reattaching or Expired; Aborted while Mapping;
-  // joins an Unmapping already in progress.
+  // Connected, Dead, Reattaching or Expired; Aborted while Mapping, except
+  // a map still waiting for an attach slot: it leaves the queue, its
+  // waiters get Aborted and the mapping is Unmapped. Joins an Unmapping
+  // already in progress.
   void Unmap(StopDone done);
   // Planned detach: SIGTERM the server (the device stays configured and can
   // be attached later), Unmapped when it exited. Without a server (Dead,
@@ -121,13 +127,18 @@ class Mapping {
   void OnUnmapCommandDone(const Result<CommandResult>& result);
   void MaybeFinishStop();
   void FinishStop(MappingState to, Status status, std::string reason);
+  void SpawnMap();
   bool ServerRunning() const;
   Status KillServer(int signum);
   int ServerPid() const;
-  void CancelTimers();
+  // Stops every timer and gives up the attach slot or queue place.
+  void CancelPending();
   std::string DescribeExit(const std::optional<ExitInfo>& exit) const;
   // mapping_reattach.cc: death, re-attach, expiry, LINK_DEAD.
   void OnDeath(std::string reason);
+  // Queues this mapping's next start (a map or an attach attempt).
+  void WaitForAttachSlot(AttachQueue::Kind kind, std::function<void()> start);
+  bool WaitingForAttachSlot() const { return attach_slot_ && !attach_slot_->granted(); }
   void StartAttachAttempt();
   void SpawnAttach();
   void OnAttachFailed(std::string reason);
@@ -158,6 +169,9 @@ class Mapping {
   std::optional<std::string> kill_reason_;  // why we killed the current child
   OutputLog log_;
 
+  // A place in the attach queue, then the slot this map or attach runs in;
+  // dropped once its process printed the device or is gone.
+  std::unique_ptr<AttachQueue::Ticket> attach_slot_;
   std::unique_ptr<Timer> phase_timer_;      // map/attach deadline, backoff, unmap wait
   std::unique_ptr<Timer> deadline_timer_;   // reattach deadline
   std::unique_ptr<Timer> link_dead_timer_;  // LINK_DEAD grace

@@ -1,4 +1,5 @@
-// Mapping: unplanned death, re-attach with backoff, expiry, LINK_DEAD.
+// Mapping: unplanned death, re-attach with backoff, expiry, LINK_DEAD, and
+// the wait for an attach slot that maps and attaches share.
 #include <csignal>
 
 #include "daemon/base/log.h"
@@ -10,7 +11,7 @@ namespace nbdk {
 
 void Mapping::OnDeath(std::string reason) {
   ++env_.stats.counters.deaths;
-  CancelTimers();
+  CancelPending();
   ++epoch_;
   Transition(MappingState::kDead, std::move(reason));
   // The kernel's dead-connection timer started at the death; stop trying a
@@ -23,7 +24,22 @@ void Mapping::OnDeath(std::string reason) {
   last_attach_failure_.clear();
   deadline_timer_ = std::make_unique<Timer>(env_.loop);
   deadline_timer_->Start(reattach_deadline_ms_ - now, 0, [this] { Expire(DeadlineReason()); });
-  StartAttachAttempt();
+  WaitForAttachSlot(AttachQueue::Kind::kReattach, [this] { StartAttachAttempt(); });
+}
+
+// The reattach deadline keeps counting from the death while the mapping
+// waits (the kernel's window does); the map or attach deadline starts only
+// when its process does.
+void Mapping::WaitForAttachSlot(AttachQueue::Kind kind, std::function<void()> start) {
+  attach_slot_ = env_.attach_queue.Enqueue(kind, std::move(start));
+  size_t position = env_.attach_queue.Position(*attach_slot_);
+  size_t limit = env_.attach_queue.limit();
+  if (limit == 0 || env_.attach_queue.in_flight() + position <= limit) return;
+  NBDK_LOG_INFO("attach_queued", {{"volume", request_.volume_id},
+                                  {"state", MappingStateName(state_)},
+                                  {"position", position},
+                                  {"in_flight", env_.attach_queue.in_flight()},
+                                  {"limit", limit}});
 }
 
 void Mapping::StartAttachAttempt() {
@@ -81,6 +97,12 @@ void Mapping::SpawnAttach() {
 std::string Mapping::DeadlineReason() const {
   std::string reason = "reattach deadline passed after " + std::to_string(attempts_) + " attempt(s)";
   if (!last_attach_failure_.empty()) reason += "; last failure: " + last_attach_failure_;
+  if (WaitingForAttachSlot()) {
+    reason += "; still waiting for an attach slot at place " +
+              std::to_string(env_.attach_queue.Position(*attach_slot_)) + " (" +
+              std::to_string(env_.attach_queue.in_flight()) + " in flight, limit " +
+              std::to_string(env_.attach_queue.limit()) + ")";
+  }
   return reason;
 }
 
@@ -88,6 +110,7 @@ void Mapping::OnAttachFailed(std::string reason) {
   ++env_.stats.counters.reattach_failures;
   last_attach_failure_ = reason;
   phase_timer_.reset();
+  attach_slot_.reset();
   uint64_t delay = ReattachDelayMs(attempts_, env_.config.backoff_initial_ms, env_.config.backoff_cap_ms);
   uint64_t now = env_.loop.NowMs();
   if (now + delay >= reattach_deadline_ms_) {
@@ -96,13 +119,15 @@ void Mapping::OnAttachFailed(std::string reason) {
   }
   Transition(MappingState::kDead, reason + "; retry in " + std::to_string(delay) + " ms");
   phase_timer_ = std::make_unique<Timer>(env_.loop);
-  phase_timer_->Start(delay, 0, [this] { StartAttachAttempt(); });
+  phase_timer_->Start(delay, 0, [this] {
+    WaitForAttachSlot(AttachQueue::Kind::kReattach, [this] { StartAttachAttempt(); });
+  });
 }
 
 void Mapping::Expire(std::string reason) {
   if (state_ != MappingState::kDead && state_ != MappingState::kReattaching) return;
   ++env_.stats.counters.expirations;
-  CancelTimers();
+  CancelPending();
   ++epoch_;
   Transition(MappingState::kExpired, std::move(reason));
   NBDK_LOG_ERROR("mapping_expired", {{"volume", request_.volume_id},

@@ -32,6 +32,9 @@ struct MappingSnapshot {
   std::string cookie;
   uint32_t restarts = 0;         // successful re-attaches since the map
   uint32_t attach_attempts = 0;  // attempts in the current outage
+  // Mapping/Dead: waiting for an attach slot at this place (1: next); 0:
+  // not waiting (supervisor/attach_queue.h).
+  size_t attach_queue_position = 0;
   // Of the last rbd-nbd process that exited; unset if none did or its
   // status is unknowable (adopted).
   std::optional<int64_t> last_exit_status;

@@ -21,6 +21,15 @@ bool LooksNotMapped(const CommandResult& r) {
 bool Mapping::SettleStopEarly(const char* what, StopDone& done) {
   switch (state_) {
     case MappingState::kMapping:
+      if (WaitingForAttachSlot()) {
+        // Nothing was spawned yet: the map is simply called off. The map's
+        // callers hear of it last, when the volume is already forgotten.
+        stop_waiters_.push_back(std::move(done));
+        FinishStop(MappingState::kUnmapped, Status::Ok(), std::string(what) + " before the map started");
+        FinishMapWaiters(Status::Aborted("volume " + request_.volume_id + ": " + what +
+                                         " requested while the map waited for an attach slot"));
+        return true;
+      }
       done(Status::Aborted("volume " + request_.volume_id + ": map in progress; retry the " + what + " later"));
       return true;
     case MappingState::kUnmapping:
@@ -43,7 +52,7 @@ void Mapping::Unmap(StopDone done) {
   }
   ++env_.stats.counters.unmaps;
   stop_waiters_.push_back(std::move(done));
-  CancelTimers();
+  CancelPending();
   ++epoch_;
   detaching_ = false;
   unmap_command_done_ = false;
@@ -112,7 +121,7 @@ void Mapping::Detach(StopDone done) {
   if (SettleStopEarly("detach", done)) return;
   ++env_.stats.counters.detaches;
   stop_waiters_.push_back(std::move(done));
-  CancelTimers();
+  CancelPending();
   ++epoch_;
   detaching_ = true;
   bool serving = state_ == MappingState::kConnected;
@@ -140,7 +149,7 @@ void Mapping::MaybeFinishStop() {
 }
 
 void Mapping::FinishStop(MappingState to, Status status, std::string reason) {
-  CancelTimers();
+  CancelPending();
   Transition(to, std::move(reason));
   // An unmapped volume leaves no log behind; a detached one is still
   // staged and its log stays.
@@ -154,7 +163,7 @@ void Mapping::FinishStop(MappingState to, Status status, std::string reason) {
 void Mapping::Release() {
   released_ = true;
   ++epoch_;
-  CancelTimers();
+  CancelPending();
   NBDK_LOG_INFO("mapping_released",
                 {{"volume", request_.volume_id}, {"state", MappingStateName(state_)}, {"pid", ServerPid()}});
   child_.reset();

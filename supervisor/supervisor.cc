@@ -7,7 +7,10 @@
 namespace nbdk {
 
 Supervisor::Supervisor(EventLoop& loop, SupervisorConfig config, LockBreaker& lock_breaker)
-    : loop_(loop), config_(std::move(config)), lock_breaker_(lock_breaker) {}
+    : loop_(loop),
+      config_(std::move(config)),
+      lock_breaker_(lock_breaker),
+      attach_queue_(loop, config_.max_concurrent_attaches) {}
 
 Supervisor::~Supervisor() {
   ReleaseAll();
@@ -16,7 +19,7 @@ Supervisor::~Supervisor() {
 }
 
 std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
-  Mapping::Env env{loop_, config_, lock_breaker_, stats_, [this](const std::string& id) { Retire(id); },
+  Mapping::Env env{loop_, config_, lock_breaker_, stats_, attach_queue_, [this](const std::string& id) { Retire(id); },
                    [this](const std::string& id, int pid) {
                      if (attach_spawned_) attach_spawned_(id, pid);
                    },

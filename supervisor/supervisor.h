@@ -26,6 +26,7 @@
 
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
+#include "supervisor/attach_queue.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping.h"
 #include "supervisor/mapping_snapshot.h"
@@ -111,6 +112,9 @@ class Supervisor {
   // static_cast<int>(MappingState).
   std::array<size_t, kMappingStateCount> CountByState() const;
   const SupervisorConfig& config() const { return config_; }
+  // Maps and attaches running, and waiting for a slot (attach_queue.h).
+  size_t attaches_in_flight() const { return attach_queue_.in_flight(); }
+  size_t attaches_waiting() const { return attach_queue_.waiting(); }
 
  private:
   std::unique_ptr<Mapping> NewMapping(MapRequest request);
@@ -123,6 +127,8 @@ class Supervisor {
   SupervisorConfig config_;
   LockBreaker& lock_breaker_;
   SupervisorStats stats_;
+  // Declared before the mappings: their tickets go before it does.
+  AttachQueue attach_queue_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
   std::function<void(const std::string& volume_id, int pid)> attach_spawned_;
   ChildScopes* scopes_ = nullptr;

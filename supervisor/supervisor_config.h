@@ -29,8 +29,13 @@ struct SupervisorConfig {
   // Attach attempts stop this long before the kernel's deadline, so a late
   // attach cannot race the kernel failing IO.
   uint64_t reattach_safety_margin_ms = 10000;
-  // A map (or attach) that prints no device line in this time is killed.
+  // A map (or attach) that prints no device line in this time is killed;
+  // counted from its start, not from when it was queued.
   uint64_t map_deadline_ms = 60000;
+  // At most this many rbd-nbd maps and attaches start at once; the rest
+  // wait in the AttachQueue (re-attaches first). 0: no bound. The daemon's
+  // default, and the measurement behind it, is in daemon/config.h.
+  size_t max_concurrent_attaches = 0;
   // Reattach retries: the first is immediate, then initial, 2x, 4x ... cap.
   uint64_t backoff_initial_ms = 500;
   uint64_t backoff_cap_ms = 10000;

@@ -1,18 +1,27 @@
 // Benchmark (not a test; run in the test VM with memory for N rbd-nbd):
 // one nbdkeeperd with N ext4 volumes, each with an O_DIRECT|O_DSYNC writer,
-// for each N given:
-//   stage    - N NodeStageVolume calls issued at once: per volume and all;
+// for each N given, and for each bound on concurrent attaches K given
+// (--max-concurrent-attaches; several K share one N's volumes):
+//   stage    - N NodeStageVolume calls issued at once: per volume and all
+//              (under the first K);
 //   memory   - the daemon's RSS and CPU time (children excluded), one
 //              rbd-nbd's RSS;
 //   mass heal - kill -9 of every rbd-nbd at once -> each volume Connected
 //              again: median, slowest, all; the daemon's CPU in that window
 //              against the new rbd-nbd processes' CPU;
-//   restart  - SIGKILL of the daemon and every rbd-nbd, a new daemon on the
-//              same journal -> every volume Connected;
-// with IO errors and the longest write over all writers. Asserts nothing
-// about time; exits non-zero only on IO errors or broken setup.
+//   restart  - (unless --no-restart) SIGKILL of the daemon and every
+//              rbd-nbd, a new daemon with this K on the same journal ->
+//              every volume Connected;
+// The next K starts with a planned daemon restart (SIGTERM: every rbd-nbd
+// keeps serving and is adopted).
+// with IO errors and the longest write over all writers in the K's two
+// phases. A phase that does not heal every volume within --give-up-s is
+// reported and ends the benchmark (its volumes expired; put no bound last).
+// Asserts nothing about time; exits non-zero only on IO errors, unhealed
+// volumes or broken setup.
 //
 //   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1800 -- $PWD/build/test/scale_bench 1 8 32
+//   NBDK_VM_MEM=6144 test/vm/vm-run --timeout 1200 -- $PWD/build/test/scale_bench --k=16,8,4 --no-restart 32
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <unistd.h>
@@ -89,10 +98,12 @@ class Node {
     }
   }
 
-  void StartDaemon() {
+  // `k` < 0: the daemon's default bound.
+  void StartDaemon(int k) {
     daemon_ = std::make_unique<nbdk::test::DaemonProcess>(NBDKEEPERD_PATH, root_);
     std::vector<std::string> flags = {"--ceph-csi-config=" + root_ + "/config.json", "--ceph-conf=" + ceph_.conf,
                                       "--key-dir=" + root_ + "/keys"};
+    if (k >= 0) flags.push_back("--max-concurrent-attaches=" + std::to_string(k));
     if (!daemon_->Start(flags)) Die("daemon did not start:\n" + daemon_->Log());
     if (!daemon_->WaitReady(300000)) Die("daemon not ready:\n" + daemon_->Log());
   }
@@ -135,13 +146,26 @@ class Node {
     return pids;
   }
 
-  // Waits until every volume is Connected with a pid not in `old`; the time
-  // each one took from `t0`.
-  std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0) {
+  // Waits until every volume is Connected (adopted after a daemon restart).
+  void WaitAllConnected() {
+    auto t0 = Clock::now();
+    for (const Volume& v : volumes_) {
+      for (;;) {
+        auto s = GetVolumeStatus(daemon_->health_port(), v.image);
+        if (s && s->state == "Connected" && s->pid > 0) break;
+        if (Clock::now() - t0 > std::chrono::seconds(120)) Die(v.image + " not Connected after a restart");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
+  // Waits until every volume is Connected with a pid not in `old`, at most
+  // `give_up_s`; the time each one took from `t0`, -1 for those that did not.
+  std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0, double give_up_s) {
     std::vector<double> took(volumes_.size(), -1);
     size_t left = volumes_.size();
     while (left > 0) {
-      if (Clock::now() - t0 > std::chrono::seconds(600)) Die("not every volume healed in 600 s:\n" + daemon_->Log());
+      if (Secs(Clock::now() - t0) > give_up_s) return took;
       for (size_t i = 0; i < volumes_.size(); ++i) {
         if (took[i] >= 0) continue;
         auto s = GetVolumeStatus(daemon_->health_port(), volumes_[i].image);
@@ -205,57 +229,123 @@ class Node {
 };
 
 struct Row {
-  int n = 0;
+  int n = 0, k = 0;
   double stage_median = 0, stage_max = 0, stage_all = 0;
   double daemon_rss = 0, rbd_nbd_rss = 0;
   double heal_median = 0, heal_max = 0, heal_all = 0, heal_daemon_cpu = 0, heal_children_cpu = 0;
   double restart_all = 0, longest_write = 0;
+  size_t unhealed = 0;  // volumes not Connected within give_up_s (heal or restart)
   uint64_t errors = 0;
 };
 
-Row Run(const VmCeph& ceph, int n) {
-  Row r;
-  r.n = n;
+size_t CountUnhealed(const std::vector<double>& took) {
+  return static_cast<size_t>(std::count(took.begin(), took.end(), -1.0));
+}
+
+// A K as the table shows it: "inf" for no bound, "dflt" for the daemon's own.
+std::string KName(int k) { return k < 0 ? "dflt" : k == 0 ? "inf" : std::to_string(k); }
+
+void Print(const Row& r) {
+  double cpu_share = r.heal_daemon_cpu / std::max(1e-9, r.heal_daemon_cpu + r.heal_children_cpu) * 100;
+  std::printf("%4d %4s | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %9.2f | %6.2f %6.2f %7.2f (%4.2fx) | %8.1f%% | %6.2f s, %llu",
+              r.n, KName(r.k).c_str(), r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss,
+              r.restart_all, r.heal_median, r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median),
+              cpu_share, r.longest_write, static_cast<unsigned long long>(r.errors));
+  if (r.unhealed > 0) std::printf("  NOT HEALED: %zu volume(s)", r.unhealed);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// One N, a row per K (all on the same volumes); false on IO errors. A K
+// that leaves volumes unhealed ends the benchmark (put no bound last).
+bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s) {
+  Row stage;
   Node node(ceph, n);
-  node.StartDaemon();
+  node.StartDaemon(ks.front());
   auto t0 = Clock::now();
-  std::vector<double> stage = node.StageAll();
-  r.stage_all = Secs(Clock::now() - t0);
-  r.stage_median = Median(stage);
-  r.stage_max = Max(stage);
+  std::vector<double> staged = node.StageAll();
+  stage.stage_all = Secs(Clock::now() - t0);
+  stage.stage_median = Median(staged);
+  stage.stage_max = Max(staged);
   node.StartWriters();
   std::this_thread::sleep_for(std::chrono::seconds(3));
   std::vector<pid_t> pids = node.ServerPids();
-  r.daemon_rss = RssMiB(node.daemon().pid());
-  r.rbd_nbd_rss = RssMiB(pids[0]);
-
-  // Mass heal: every rbd-nbd killed at once.
-  node.ResetWriters();
-  double cpu_before = CpuSeconds(node.daemon().pid());
-  t0 = Clock::now();
-  for (pid_t p : pids) ::kill(p, SIGKILL);
-  std::vector<double> heal = node.WaitAllReplaced(pids, t0);
-  r.heal_all = Max(heal);
-  r.heal_median = Median(heal);
-  r.heal_max = Max(heal);
-  r.heal_daemon_cpu = CpuSeconds(node.daemon().pid()) - cpu_before;
-  std::vector<pid_t> healed = node.ServerPids();
-  for (pid_t p : healed) r.heal_children_cpu += CpuSeconds(p);
-  node.WaitWritersMoving();
-  r.longest_write = node.LongestWrite();
-
-  // The daemon and every child killed; a new daemon on the same journal.
-  ::kill(node.daemon().pid(), SIGKILL);
-  for (pid_t p : healed) ::kill(p, SIGKILL);
-  t0 = Clock::now();
-  node.daemon().Wait(10000);
-  node.StartDaemon();
-  r.restart_all = Max(node.WaitAllReplaced(healed, t0));
-  node.WaitWritersMoving();
-  r.longest_write = std::max(r.longest_write, node.LongestWrite());
-  r.errors = node.Errors();
+  stage.daemon_rss = RssMiB(node.daemon().pid());
+  stage.rbd_nbd_rss = RssMiB(pids[0]);
+  bool first = true;
+  uint64_t errors_before = 0;
+  for (int k : ks) {
+    Row r = first ? stage : Row{};
+    r.n = n;
+    r.k = k;
+    if (!first) {
+      // The next K: a planned daemon restart, every rbd-nbd adopted.
+      node.daemon().Stop(SIGTERM);
+      node.StartDaemon(k);
+      node.WaitAllConnected();
+    }
+    first = false;
+    node.ResetWriters();
+    {
+      pids = node.ServerPids();
+      // Mass heal: every rbd-nbd killed at once.
+      double cpu_before = CpuSeconds(node.daemon().pid());
+      t0 = Clock::now();
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      std::vector<double> heal = node.WaitAllReplaced(pids, t0, give_up_s);
+      r.heal_daemon_cpu = CpuSeconds(node.daemon().pid()) - cpu_before;
+      r.unhealed = CountUnhealed(heal);
+      r.heal_all = Max(heal);
+      r.heal_median = Median(heal);
+      r.heal_max = Max(heal);
+      if (r.unhealed == 0) {
+        pids = node.ServerPids();
+        for (pid_t p : pids) r.heal_children_cpu += CpuSeconds(p);
+        node.WaitWritersMoving();
+      }
+    }
+    if (with_restart && r.unhealed == 0) {
+      // The daemon and every child killed; a new daemon with this K on the
+      // same journal.
+      ::kill(node.daemon().pid(), SIGKILL);
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      t0 = Clock::now();
+      node.daemon().Wait(10000);
+      node.StartDaemon(k);
+      std::vector<double> restarted = node.WaitAllReplaced(pids, t0, give_up_s);
+      r.restart_all = Max(restarted);
+      r.unhealed = CountUnhealed(restarted);
+      if (r.unhealed == 0) {
+        node.WaitWritersMoving();
+        pids = node.ServerPids();
+      }
+    }
+    r.longest_write = node.LongestWrite();
+    r.errors = node.Errors() - errors_before;
+    errors_before = node.Errors();
+    Print(r);
+    if (r.unhealed > 0) {
+      std::string log = node.daemon().Log();
+      std::fprintf(stderr, "N=%d K=%s: %zu volume(s) not healed in %.0f s; the daemon's log ends:\n%s\n", n,
+                   KName(k).c_str(), r.unhealed, give_up_s, log.substr(log.size() - std::min<size_t>(log.size(), 6000)).c_str());
+      // Expired volumes may hold writers in IO that never returns: no
+      // teardown, no further N.
+      std::fflush(stderr);
+      std::_Exit(2);
+    }
+  }
   node.Teardown();
-  return r;
+  return node.Errors() == 0;
+}
+
+std::vector<int> ParseKs(const std::string& list) {
+  std::vector<int> ks;
+  std::istringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    ks.push_back(item == "default" ? -1 : item == "inf" ? 0 : std::atoi(item.c_str()));
+  }
+  if (ks.empty()) Die("--k: a comma-separated list of numbers, inf (no bound) or default");
+  return ks;
 }
 
 }  // namespace
@@ -264,22 +354,31 @@ int main(int argc, char** argv) {
   VmCeph ceph = VmCeph::FromEnv();
   if (!ceph.complete()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
-  if (sizes.empty()) sizes = {1, 8, 32};
-  std::printf("%4s | %-22s | %-15s | %-34s | %-9s | %-9s | %s\n", "N", "stage med/max/all s", "RSS daemon/rbd",
-              "mass heal med/max/all s (max/med)", "daemon%", "restart s", "longest write, errors");
-  std::fflush(stdout);
-  uint64_t errors = 0;
-  for (int n : sizes) {
-    Row r = Run(ceph, n);
-    double cpu_share = r.heal_daemon_cpu / std::max(1e-9, r.heal_daemon_cpu + r.heal_children_cpu) * 100;
-    std::printf("%4d | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %6.2f %6.2f %7.2f (%4.2fx)     | %8.1f%% | %9.2f | %6.2f s, %llu\n",
-                r.n, r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss, r.heal_median,
-                r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median), cpu_share, r.restart_all,
-                r.longest_write, static_cast<unsigned long long>(r.errors));
-    std::fflush(stdout);
-    errors += r.errors;
+  std::vector<int> ks = {-1};
+  // Past the 300 s reattach window every unhealed volume has expired.
+  double give_up_s = 320;
+  bool with_restart = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--k=", 0) == 0) {
+      ks = ParseKs(arg.substr(4));
+    } else if (arg == "--no-restart") {
+      with_restart = false;
+    } else if (arg.rfind("--give-up-s=", 0) == 0) {
+      give_up_s = std::atof(arg.c_str() + 12);
+    } else {
+      sizes.push_back(std::atoi(arg.c_str()));
+    }
   }
+  if (sizes.empty()) sizes = {1, 8, 32};
+  std::printf("%4s %4s | %-22s | %-15s | %-9s | %-30s | %-9s | %s\n", "N", "K", "stage med/max/all s",
+              "RSS daemon/rbd", "restart s", "mass heal med/max/all s (max/med)", "daemon%",
+              "longest write, errors");
+  std::fflush(stdout);
+  bool ok = true;
+  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s) && ok;
+  std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
+              "measured under the first K\n");
   std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
-  return errors == 0 ? 0 : 1;
+  return ok ? 0 : 1;
 }

@@ -32,12 +32,15 @@ TEST(ConfigTest, Defaults) {
   EXPECT_FALSE(c.node_id.empty());  // the hostname
   EXPECT_EQ(c.io_timeout_ms, 2000u);
   EXPECT_EQ(c.reattach_timeout_s, 300u);
+  EXPECT_EQ(c.max_concurrent_attaches, 4u);
 }
 
 TEST(ConfigTest, FlagsInBothForms) {
   auto r = Parse({"--csi-endpoint=unix:///tmp/x.sock", "--node-id", "n1", "--socket-mode", "0660",
-                  "--health-listen", "[::1]:9999", "--log-level=debug", "--on-stop", "detach"});
+                  "--health-listen", "[::1]:9999", "--log-level=debug", "--on-stop", "detach",
+                  "--max-concurrent-attaches=0"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->config.max_concurrent_attaches, 0u);
   EXPECT_EQ(r->config.csi_socket_path, "/tmp/x.sock");
   EXPECT_EQ(r->config.node_id, "n1");
   EXPECT_EQ(r->config.socket_mode, 0660u);

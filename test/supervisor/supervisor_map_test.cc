@@ -88,6 +88,9 @@ TEST_F(SupervisorTest, ConcurrentMapsOfOneVolumeShareOneRbdNbd) {
   for (int i = 0; i < 3; ++i) {
     sup().Map(Request("vol1", "img1"), [&](Result<std::string> r) { results.push_back(std::move(r)); });
   }
+  // Once rbd-nbd map runs (before that, an unmap calls the queued map
+  // off: supervisor_attach_queue_test.cc).
+  ASSERT_TRUE(RunUntil([&] { return CountArgv(" map ") == 1; }));
   std::optional<Status> unmap;
   sup().Unmap("vol1", [&](Status s) { unmap = s; });
   ASSERT_TRUE(unmap.has_value());
