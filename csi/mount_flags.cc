@@ -136,4 +136,11 @@ Result<std::vector<std::string>> ParseMountFlags(const std::vector<std::string>&
   return out;
 }
 
+std::vector<std::string> StagingMountOptions(const std::vector<std::string>& flags, bool read_only) {
+  std::vector<std::string> options = {"nosuid", "nodev"};
+  options.insert(options.end(), flags.begin(), flags.end());
+  if (read_only) options.push_back("ro");
+  return options;
+}
+
 }  // namespace nbdk

@@ -29,4 +29,10 @@ namespace nbdk {
 Result<std::vector<std::string>> ParseMountFlags(const std::vector<std::string>& flags, const std::string& fs_type,
                                                  const std::string& field);
 
+// The options of a filesystem's staging mount: nosuid,nodev (no set-uid
+// programs or device nodes from a volume's content on the node), then the
+// allow-listed `flags`, then "ro" when read-only. The stage mounts with
+// them and a heal remounts with them.
+std::vector<std::string> StagingMountOptions(const std::vector<std::string>& flags, bool read_only);
+
 }  // namespace nbdk

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "csi/confined_path.h"
+#include "csi/mount_flags.h"
 #include "csi/stage_leftovers.h"
 #include "csi/stage_rules.h"
 #include "daemon/base/log.h"
@@ -220,10 +221,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   }
 
   void MountFs() {
-    // No set-uid programs or device nodes from a volume's content on the node.
-    std::vector<std::string> options = {"nosuid", "nodev"};
-    options.insert(options.end(), req_.capability.mount_options.begin(), req_.capability.mount_options.end());
-    if (req_.capability.read_only) options.push_back("ro");
+    std::vector<std::string> options = StagingMountOptions(req_.capability.mount_options, req_.capability.read_only);
     auto self = shared_from_this();
     node_.host.Mount(req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {
       if (!s.ok()) return self->Fail(s);

@@ -161,11 +161,9 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       self->MountTargets(0);
     };
     if (record_.block) return run_->node.host.BindMount(record_.nbd_device, mp, record_.read_only, {}, next);
-    // As the stage mounted it (csi/stage_transaction.cc), its flags included.
-    std::vector<std::string> options = {"nosuid", "nodev"};
-    options.insert(options.end(), record_.mount_flags.begin(), record_.mount_flags.end());
-    if (record_.read_only) options.push_back("ro");
-    run_->node.host.Mount(record_.fs_type, record_.nbd_device, mp, options, next);
+    // As the stage mounted it, its flags included.
+    run_->node.host.Mount(record_.fs_type, record_.nbd_device, mp,
+                          StagingMountOptions(record_.mount_flags, record_.read_only), next);
   }
 
   void MountTargets(size_t i) {
