@@ -31,19 +31,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/bench/bench_figures.h"
+#include "test/bench/proc_figures.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_volume.h"
 
 namespace {
 
 using nbdk::bench::Clock;
+using nbdk::bench::CpuSeconds;
+using nbdk::bench::RssMiB;
 using nbdk::vmtest::GetVolumeStatus;
 using nbdk::vmtest::VmCeph;
 using nbdk::vmtest::Writer;
@@ -51,31 +53,6 @@ using nbdk::bench::Die;
 using nbdk::bench::Max;
 using nbdk::bench::Median;
 using nbdk::bench::Secs;
-
-// utime + stime of a process, in seconds (/proc/<pid>/stat fields 14, 15).
-double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) stime = std::stoull(f);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-// VmRSS in MiB.
-double RssMiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
 
 struct Volume {
   std::string image, staging;
@@ -256,12 +233,19 @@ void Print(const Row& r) {
   std::fflush(stdout);
 }
 
+// Every thread's wakeups, sampled per N: idle before staging, and with the N
+// volumes' writers running; printed after the table.
+std::vector<std::pair<std::string, std::vector<nbdk::bench::ThreadWakeups>>> wakeups;
+constexpr double kWakeupWindowS = 5;
+
 // One N, a row per K (all on the same volumes); false on IO errors. A K
 // that leaves volumes unhealed ends the benchmark (put no bound last).
 bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s) {
   Row stage;
   Node node(ceph, n);
   node.StartDaemon(ks.front());
+  wakeups.emplace_back("N=" + std::to_string(n) + ", no volume staged yet",
+                       nbdk::bench::SampleThreadWakeups(node.daemon().pid(), kWakeupWindowS));
   auto t0 = Clock::now();
   std::vector<double> staged = node.StageAll();
   stage.stage_all = Secs(Clock::now() - t0);
@@ -269,6 +253,8 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
   stage.stage_max = Max(staged);
   node.StartWriters();
   std::this_thread::sleep_for(std::chrono::seconds(3));
+  wakeups.emplace_back("N=" + std::to_string(n) + ", every volume staged, writers running",
+                       nbdk::bench::SampleThreadWakeups(node.daemon().pid(), kWakeupWindowS));
   std::vector<pid_t> pids = node.ServerPids();
   stage.daemon_rss = RssMiB(node.daemon().pid());
   stage.rbd_nbd_rss = RssMiB(pids[0]);
@@ -380,5 +366,10 @@ int main(int argc, char** argv) {
   std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
               "measured under the first K\n");
   std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
+  for (const auto& [when, threads] : wakeups) {
+    std::printf("the daemon's wakeups per thread over %.0f s, %s (main = the event loop):\n", kWakeupWindowS,
+                when.c_str());
+    nbdk::bench::PrintThreadWakeups(threads, "  ");
+  }
   return ok ? 0 : 1;
 }
