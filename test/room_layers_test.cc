@@ -1,0 +1,99 @@
+// The rooms' layering as a test: every `#include "room/..."` of a source
+// file must point at its own room or one the table below lets it use, so a
+// room below never imports one above and no directory cycle can appear.
+// A room is the longest directory prefix in the table.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Room -> the other rooms it may include, from the ground up.
+const std::map<std::string, std::set<std::string>>& Layers() {
+  static const std::map<std::string, std::set<std::string>> layers = {
+      {"daemon/base", {}},
+      {"netlink", {"daemon/base"}},
+      {"journal", {"daemon/base"}},
+      {"supervisor", {"daemon/base", "netlink", "journal"}},
+      {"csi", {"daemon/base", "netlink", "journal", "supervisor"}},
+      {"daemon", {"daemon/base", "netlink", "journal", "supervisor", "csi"}},
+      {"daemon/ctl", {"daemon/base", "netlink", "journal", "supervisor", "csi", "daemon"}},
+  };
+  return layers;
+}
+
+// The room a repository path lies in; "" for none of them (a library's or
+// generated header).
+std::string RoomOf(const std::string& path) {
+  std::string best;
+  for (const auto& [room, _] : Layers()) {
+    if (path.rfind(room + "/", 0) == 0 && room.size() > best.size()) best = room;
+  }
+  return best;
+}
+
+struct Violation {
+  std::string file, include, why;
+};
+
+std::vector<Violation> Violations() {
+  static const std::regex include_line(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  const fs::path root = NBDK_SOURCE_DIR;
+  std::vector<Violation> out;
+  for (const auto& [room, allowed] : Layers()) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / room)) {
+      std::string ext = entry.path().extension();
+      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+      std::string file = fs::relative(entry.path(), root).string();
+      if (RoomOf(file) != room) continue;  // a sub-room's file, checked under its own rules
+      std::ifstream in(entry.path());
+      std::smatch m;
+      for (std::string line; std::getline(in, line);) {
+        if (!std::regex_search(line, m, include_line)) continue;
+        std::string target = RoomOf(m[1]);
+        if (target.empty() || target == room || allowed.count(target)) continue;
+        out.push_back({file, m[1], "room " + room + " may not include room " + target});
+      }
+    }
+  }
+  return out;
+}
+
+TEST(RoomLayersTest, EveryIncludeRunsDownOrSideways) {
+  std::vector<Violation> found = Violations();
+  for (const Violation& v : found) ADD_FAILURE() << v.file << " includes " << v.include << ": " << v.why;
+  EXPECT_TRUE(found.empty());
+}
+
+TEST(RoomLayersTest, TheTableHasNoCycle) {
+  // Depth-first over "may include": a room reached again on its own path is a cycle.
+  std::map<std::string, int> mark;  // 1 on the path, 2 done
+  std::function<bool(const std::string&)> acyclic = [&](const std::string& room) {
+    if (mark[room] == 1) return false;
+    if (mark[room] == 2) return true;
+    mark[room] = 1;
+    for (const std::string& below : Layers().at(room)) {
+      if (!acyclic(below)) return false;
+    }
+    mark[room] = 2;
+    return true;
+  };
+  for (const auto& [room, _] : Layers()) EXPECT_TRUE(acyclic(room)) << "cycle through " << room;
+}
+
+TEST(RoomLayersTest, EveryRoomExists) {
+  for (const auto& [room, _] : Layers()) {
+    EXPECT_TRUE(fs::is_directory(fs::path(NBDK_SOURCE_DIR) / room)) << room;
+  }
+}
+
+}  // namespace
