@@ -17,6 +17,8 @@
 // with IO errors and the longest write over all writers in the K's two
 // phases. A phase that does not heal every volume within --give-up-s is
 // reported and ends the benchmark (its volumes expired; put no bound last).
+// --keep-logs=DIR copies each daemon's log to DIR/scale-<N>.log (in the VM,
+// /run/nbdk-vm/share is the host's <state>/share).
 // Asserts nothing about time; exits non-zero only on IO errors, unhealed
 // volumes or broken setup.
 //
@@ -198,6 +200,14 @@ class Node {
 
   nbdk::test::DaemonProcess& daemon() { return *daemon_; }
 
+  void KeepLog(const std::string& dir) const {
+    if (dir.empty() || !daemon_) return;
+    std::error_code ec;
+    std::filesystem::copy_file(daemon_->log_path(), dir + "/scale-" + std::to_string(volumes_.size()) + ".log",
+                               std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) std::fprintf(stderr, "keep the daemon's log in %s: %s\n", dir.c_str(), ec.message().c_str());
+  }
+
  private:
   const VmCeph& ceph_;
   std::string root_;
@@ -238,9 +248,19 @@ void Print(const Row& r) {
 std::vector<std::pair<std::string, std::vector<nbdk::bench::ThreadWakeups>>> wakeups;
 constexpr double kWakeupWindowS = 5;
 
+void PrintWakeups() {
+  for (const auto& [when, threads] : wakeups) {
+    std::printf("the daemon's wakeups per thread over %.0f s, %s (main = the event loop):\n", kWakeupWindowS,
+                when.c_str());
+    nbdk::bench::PrintThreadWakeups(threads, "  ");
+  }
+  std::fflush(stdout);
+}
+
 // One N, a row per K (all on the same volumes); false on IO errors. A K
 // that leaves volumes unhealed ends the benchmark (put no bound last).
-bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s) {
+bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s,
+         const std::string& keep_logs) {
   Row stage;
   Node node(ceph, n);
   node.StartDaemon(ks.front());
@@ -316,11 +336,14 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
                    KName(k).c_str(), r.unhealed, give_up_s, log.substr(log.size() - std::min<size_t>(log.size(), 6000)).c_str());
       // Expired volumes may hold writers in IO that never returns: no
       // teardown, no further N.
+      node.KeepLog(keep_logs);
+      PrintWakeups();
       std::fflush(stderr);
       std::_Exit(2);
     }
   }
   node.Teardown();
+  node.KeepLog(keep_logs);
   return node.Errors() == 0;
 }
 
@@ -344,12 +367,15 @@ int main(int argc, char** argv) {
   // Past the 300 s reattach window every unhealed volume has expired.
   double give_up_s = 320;
   bool with_restart = true;
+  std::string keep_logs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--k=", 0) == 0) {
       ks = ParseKs(arg.substr(4));
     } else if (arg == "--no-restart") {
       with_restart = false;
+    } else if (arg.rfind("--keep-logs=", 0) == 0) {
+      keep_logs = arg.substr(12);
     } else if (arg.rfind("--give-up-s=", 0) == 0) {
       give_up_s = std::atof(arg.c_str() + 12);
     } else {
@@ -362,14 +388,10 @@ int main(int argc, char** argv) {
               "longest write, errors");
   std::fflush(stdout);
   bool ok = true;
-  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s) && ok;
+  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s, keep_logs) && ok;
   std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
               "measured under the first K\n");
   std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
-  for (const auto& [when, threads] : wakeups) {
-    std::printf("the daemon's wakeups per thread over %.0f s, %s (main = the event loop):\n", kWakeupWindowS,
-                when.c_str());
-    nbdk::bench::PrintThreadWakeups(threads, "  ");
-  }
+  PrintWakeups();
   return ok ? 0 : 1;
 }
