@@ -5,9 +5,9 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "journal/volume_id.h"
 #include "supervisor/image_spec.h"
 #include "supervisor/map_options.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {

@@ -5,7 +5,6 @@
 #include "csi/map_options.h"
 #include "supervisor/image_spec.h"
 #include "supervisor/map_options.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "supervisor/rbd_nbd_argv.h"
+#include "journal/volume_id.h"
 
 namespace nbdk::ctl {
 namespace {
