@@ -1,6 +1,8 @@
 // OpLocks: at most one operation per key (a request name, a volume ID).
 // CSI asks a plugin to answer ABORTED to a second call for the same volume
-// while the first is in flight. Loop thread only.
+// while the first is in flight. The one op-lock class: the Controller keeps
+// one (csi/controller_service.h), the Node's StagedVolumes another, keyed
+// "volume <id>". Loop thread only.
 #pragma once
 
 #include <memory>
