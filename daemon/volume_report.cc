@@ -71,7 +71,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     w.StartObject();
     WriteJsonMember(w, "volume_id", r.volume_id);
     WriteJsonMember(w, "image", r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image);
-    WriteJsonMember(w, "journal_state", r.state);
+    WriteJsonMember(w, "journal_state", VolumeStateName(r.state));
     WriteJsonMember(w, "access", r.block ? "block" : r.fs_type);
     WriteJsonMember(w, "staging_path", r.staging_path);
     w.Key("targets");

@@ -143,15 +143,31 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   r->reattach_timeout_s = static_cast<uint32_t>(timeout);
   NBDK_RETURN_IF_ERROR(f.Int64("created_ms", 0, kInt64Max, &r->created_ms));
   NBDK_RETURN_IF_ERROR(f.Int64("updated_ms", 0, kInt64Max, &r->updated_ms));
-  NBDK_RETURN_IF_ERROR(f.String("state", &r->state));
-  if (r->state.empty()) return f.Empty("state");
-  if (r->state != kStaging && r->state != kStaged) {
-    return Status::Corruption("field state: '" + r->state + "' is neither staging nor staged");
-  }
+  std::string state;
+  NBDK_RETURN_IF_ERROR(f.String("state", &state));
+  if (state.empty()) return f.Empty("state");
+  std::optional<VolumeState> parsed = ParseVolumeState(state);
+  if (!parsed) return Status::Corruption("field state: '" + state + "' is neither staging nor staged");
+  r->state = *parsed;
   return Status::Ok();
 }
 
 }  // namespace
+
+std::string_view VolumeStateName(VolumeState state) {
+  switch (state) {
+    case VolumeState::kStaging: return "staging";
+    case VolumeState::kStaged: return "staged";
+  }
+  return "staging";
+}
+
+std::optional<VolumeState> ParseVolumeState(std::string_view name) {
+  for (VolumeState s : {VolumeState::kStaging, VolumeState::kStaged}) {
+    if (name == VolumeStateName(s)) return s;
+  }
+  return std::nullopt;
+}
 
 std::string EncodeVolumeRecord(const VolumeRecord& r) {
   rapidjson::StringBuffer buf;
@@ -200,7 +216,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.Int64(r.created_ms);
   w.Key("updated_ms");
   w.Int64(r.updated_ms);
-  WriteJsonMember(w, "state", r.state);
+  WriteJsonMember(w, "state", VolumeStateName(r.state));
   w.EndObject();
   return JsonText(buf);
 }

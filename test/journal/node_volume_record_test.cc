@@ -152,6 +152,16 @@ TEST(VolumeRecordTest, NestedAndRangeErrorsAreNamed) {
   EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["state"].SetString(""); }).message(), "field state: empty");
 }
 
+TEST(VolumeRecordTest, StatesHaveTheirOnDiskNames) {
+  EXPECT_EQ(VolumeStateName(VolumeState::kStaging), "staging");
+  EXPECT_EQ(VolumeStateName(VolumeState::kStaged), "staged");
+  EXPECT_EQ(ParseVolumeState("staging"), VolumeState::kStaging);
+  EXPECT_EQ(ParseVolumeState("staged"), VolumeState::kStaged);
+  EXPECT_EQ(ParseVolumeState("Staged"), std::nullopt);
+  EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["state"].SetString("mapped"); }).message(),
+            "field state: 'mapped' is neither staging nor staged");
+}
+
 TEST(VolumeRecordTest, UnknownMembersAreIgnored) {
   EXPECT_TRUE(DecodeEdited([](rapidjson::Document& d) { d.AddMember("future", 1, d.GetAllocator()); }).ok());
 }
