@@ -22,7 +22,7 @@ void AttachPidJournal::Record(const std::string& volume_id, int pid) {
   const VolumeRecord* record = node_.volumes.Find(volume_id);
   auto snap = node_.supervisor.Snapshot(volume_id);
   // Unstaged meanwhile, superseded by a later attach, or already journaled.
-  if (!record || record->state != kStaged || !snap || snap->pid != pid || record->rbd_nbd_pid == pid) return;
+  if (!record || record->state != VolumeState::kStaged || !snap || snap->pid != pid || record->rbd_nbd_pid == pid) return;
   auto lock = node_.volumes.Lock(volume_id);
   if (!lock.ok()) {
     waiting_[volume_id] = pid;

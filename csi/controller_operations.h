@@ -38,7 +38,7 @@ Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, con
                                const JournalNames& names = kVolumeJournalNames);
 
 struct CreatedVolume {
-  std::string volume_id;  // ceph-csi's format (csi/volume_id.h)
+  std::string volume_id;  // ceph-csi's format (journal/volume_id.h)
   int64_t size_bytes = 0;
   std::map<std::string, std::string> context;
 };

@@ -5,9 +5,8 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "journal/volume_id.h"
 #include "supervisor/image_spec.h"
-#include "supervisor/map_options.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -204,9 +203,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   out.image_name = Get(p, "nbdkeeper.io/imageName");
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.nbdkeeper.io/imageName", out.image_name, false));
   out.map_options = Get(p, "mapOptions");
-  auto nbd = NbdOptionSection(out.map_options);
-  if (!nbd.ok()) return nbd.status().WithContext("parameters.mapOptions");
-  auto args = ParseMapOptions(*nbd);
+  auto args = MapOptionArguments(out.map_options);
   if (!args.ok()) return args.status().WithContext("parameters.mapOptions");
 
   auto secrets = ParseControllerSecrets(request.secrets());

@@ -16,8 +16,8 @@
 
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
-#include "csi/volume_id.h"
 #include "daemon/base/status.h"
+#include "journal/volume_id.h"
 
 namespace nbdk {
 

@@ -1,10 +1,10 @@
 #include "csi/controller_service.h"
 
 #include "csi/cluster_config.h"
-#include "csi/controller_call.h"
 #include "csi/controller_operations.h"
 #include "csi/controller_request.h"
 #include "csi/key_file.h"
+#include "csi/locked_call.h"
 
 namespace nbdk {
 
@@ -59,14 +59,16 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
                                                           const csi::v1::CreateVolumeRequest* r,
                                                           csi::v1::CreateVolumeResponse* response) {
   return LockedCall<CreateVolumeParams>(
-      env_, locks_, c, "CreateVolume", r, ParseCreateVolumeRequest,
-      [](const CreateVolumeParams& p) {
+      env_, c, "CreateVolume", r, ParseCreateVolumeRequest,
+      [this](const CreateVolumeParams& p) {
         std::vector<std::string> keys = {"volume name " + p.name};
         if (p.source.kind == ContentSource::Kind::kSnapshot) keys.push_back("snapshot " + p.source.id);
         if (p.source.kind == ContentSource::Kind::kVolume) keys.push_back("volume " + p.source.id);
-        return keys;
+        return locks_.Lock(std::move(keys));
       },
-      [this, r, response](std::shared_ptr<CreateVolumeParams> p, std::function<void(Status)> done) {
+      [this, r, response](CreateVolumeParams parsed, OpLocks::Guard guard, RpcDone done) {
+        auto p = std::make_shared<CreateVolumeParams>(std::move(parsed));
+        auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
         auto out = std::make_shared<CreatedVolume>();
         auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
           auto created = CreateVolumeBlocking(cluster, *p, ns);
@@ -74,7 +76,7 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
           *out = std::move(*created);
           return Status::Ok();
         };
-        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [p, r, response, out, done](Status s) {
+        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [p, r, response, out, held, done](Status s) {
           if (s.ok()) {
             csi::v1::Volume* v = response->mutable_volume();
             v->set_volume_id(out->volume_id);
@@ -112,9 +114,11 @@ grpc::ServerUnaryReactor* ControllerService::ControllerExpandVolume(grpc::Callba
                                                                     const csi::v1::ControllerExpandVolumeRequest* r,
                                                                     csi::v1::ControllerExpandVolumeResponse* response) {
   return LockedCall<ControllerExpandParams>(
-      env_, locks_, c, "ControllerExpandVolume", r, ParseControllerExpandRequest,
-      [](const ControllerExpandParams& p) { return std::vector<std::string>{"volume " + p.volume.volume_id}; },
-      [this, response](std::shared_ptr<ControllerExpandParams> p, std::function<void(Status)> done) {
+      env_, c, "ControllerExpandVolume", r, ParseControllerExpandRequest,
+      [this](const ControllerExpandParams& p) { return locks_.Lock("volume " + p.volume.volume_id); },
+      [this, response](ControllerExpandParams parsed, OpLocks::Guard guard, RpcDone done) {
+        auto p = std::make_shared<ControllerExpandParams>(std::move(parsed));
+        auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
         auto size = std::make_shared<int64_t>(0);
         auto work = [p, size](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
           auto grown = ExpandVolumeBlocking(cluster, p->volume, p->size_bytes, ns);
@@ -122,7 +126,7 @@ grpc::ServerUnaryReactor* ControllerService::ControllerExpandVolume(grpc::Callba
           *size = *grown;
           return Status::Ok();
         };
-        OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets, work, [p, size, response, done](Status s) {
+        OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets, work, [p, size, response, held, done](Status s) {
           if (s.ok()) {
             response->set_capacity_bytes(*size);
             response->set_node_expansion_required(p->node_expansion_required);

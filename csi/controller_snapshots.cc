@@ -1,8 +1,8 @@
 // ControllerService's snapshot RPCs (csi/controller_service.h); the work is
 // csi/snapshot_operations.h's.
 #include "csi/cluster_config.h"
-#include "csi/controller_call.h"
 #include "csi/controller_service.h"
+#include "csi/locked_call.h"
 #include "csi/snapshot_operations.h"
 #include "csi/snapshot_request.h"
 
@@ -32,12 +32,14 @@ grpc::ServerUnaryReactor* ControllerService::CreateSnapshot(grpc::CallbackServer
                                                             const csi::v1::CreateSnapshotRequest* r,
                                                             csi::v1::CreateSnapshotResponse* response) {
   return LockedCall<CreateSnapshotParams>(
-      env_, locks_, c, "CreateSnapshot", r, ParseCreateSnapshotRequest,
-      [](const CreateSnapshotParams& p) {
+      env_, c, "CreateSnapshot", r, ParseCreateSnapshotRequest,
+      [this](const CreateSnapshotParams& p) {
         // The source's lock keeps DeleteVolume and a clone of it out meanwhile.
-        return std::vector<std::string>{"snapshot name " + p.name, "volume " + p.source.volume_id};
+        return locks_.Lock(std::vector<std::string>{"snapshot name " + p.name, "volume " + p.source.volume_id});
       },
-      [this, response](std::shared_ptr<CreateSnapshotParams> p, std::function<void(Status)> done) {
+      [this, response](CreateSnapshotParams parsed, OpLocks::Guard guard, RpcDone done) {
+        auto p = std::make_shared<CreateSnapshotParams>(std::move(parsed));
+        auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
         auto out = std::make_shared<SnapshotInfo>();
         auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
           auto made = CreateSnapshotBlocking(cluster, *p, ns);
@@ -45,7 +47,7 @@ grpc::ServerUnaryReactor* ControllerService::CreateSnapshot(grpc::CallbackServer
           *out = std::move(*made);
           return Status::Ok();
         };
-        OnCluster(p->source.decoded.cluster_id, "", p->source.secrets, work, [response, out, done](Status s) {
+        OnCluster(p->source.decoded.cluster_id, "", p->source.secrets, work, [response, out, held, done](Status s) {
           if (s.ok()) FillSnapshot(*out, response->mutable_snapshot());
           done(s);
         });

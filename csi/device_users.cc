@@ -5,13 +5,18 @@
 #include <cerrno>
 #include <memory>
 
+#include "netlink/nbd_device.h"
+
 namespace nbdk {
 
 std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& table, const std::string& device) {
-  std::string node = device.substr(device.rfind('/'));  // "/nbd3"
+  auto index = NbdDeviceIndex(device);
+  std::string node = index.ok() ? "/" + NbdKernelName(*index) : "";  // devtmpfs's root for /dev/nbd3: "/nbd3"
   std::vector<std::string> out;
   for (const MountEntry& e : table) {
-    if (e.source == device || (e.fs_type == "devtmpfs" && e.root == node)) out.push_back(e.mount_point);
+    if (e.source == device || (!node.empty() && e.fs_type == "devtmpfs" && e.root == node)) {
+      out.push_back(e.mount_point);
+    }
   }
   return out;
 }
@@ -26,7 +31,11 @@ Status CheckDeviceUnused(const std::string& device, const std::string& mountinfo
     for (const std::string& m : mounts) list += (list.empty() ? "" : ", ") + m;
     return Status::FailedPrecondition(device + " is still mounted at " + list + "; unmount it before unstaging");
   }
-  std::string holders = sysfs_root + "/block" + device.substr(device.rfind('/')) + "/holders";
+  // Only an nbd device has holders to list (the record of a stage cut short
+  // before the map may name none).
+  auto index = NbdDeviceIndex(device);
+  if (!index.ok()) return Status::Ok();
+  std::string holders = sysfs_root + "/block/" + NbdKernelName(*index) + "/holders";
   std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(holders.c_str()), ::closedir);
   if (!dir) return errno == ENOENT ? Status::Ok() : Status::FromErrno(errno, "list " + holders);
   std::string list;

@@ -179,7 +179,7 @@ HealEvidence GatherHealEvidence(const std::vector<VolumeRecord>& records, const 
       plans[i] = {HealAction::kSkip, 0, "cannot scan processes: " + processes.status().message()};
       continue;
     }
-    if (r.state == kStaged && r.boot_id == boot_id) {
+    if (r.state == VolumeState::kStaged && r.boot_id == boot_id) {
       auto view = ReadNbdDeviceView(r.nbd_device, options.sysfs_root);
       if (!view.ok()) {
         plans[i] = {HealAction::kSkip, 0, "cannot read the kernel's view of " + r.nbd_device + ": " +

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "supervisor/map_options.h"
+
 namespace nbdk {
 namespace {
 
@@ -33,6 +35,12 @@ Result<std::string> NbdOptionSection(std::string_view value) {
     }
   }
   return nbd;
+}
+
+Result<std::vector<std::string>> MapOptionArguments(std::string_view value) {
+  auto section = NbdOptionSection(value);
+  if (!section.ok()) return section.status();
+  return ParseMapOptions(*section);
 }
 
 }  // namespace nbdk

@@ -8,12 +8,15 @@
 // contain ':'). The mounter is "krbd" or "nbd" in any case; a section with
 // no mounter is krbd's, as in ceph-csi. When a mounter has several sections
 // the last one wins, again as in ceph-csi. nbdkeeper uses only the nbd part,
-// whose options supervisor/map_options.h allow-lists.
+// whose options supervisor/map_options.h allow-lists: MapOptionArguments is
+// the one reader of a mapOptions value, for CreateVolume's StorageClass
+// parameter and NodeStageVolume's volume context alike.
 // Pure functions.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/base/status.h"
 
@@ -22,5 +25,11 @@ namespace nbdk {
 // The nbd section of a mapOptions/unmapOptions value, trimmed; "" when
 // there is none. InvalidArgument for an unknown mounter ("rbd:...").
 Result<std::string> NbdOptionSection(std::string_view value);
+
+// The rbd-nbd arguments a mapOptions value asks for: its nbd section through
+// the allow-list (supervisor/map_options.h ParseMapOptions), e.g.
+// "krbd:lock_on_read;nbd:try-netlink" -> {"--try-netlink"}. InvalidArgument
+// from either step.
+Result<std::vector<std::string>> MapOptionArguments(std::string_view value);
 
 }  // namespace nbdk

@@ -1,5 +1,5 @@
-# nbdk_csi_node: the pure building blocks of the CSI Node service - volume
-# IDs, ceph-csi's config.json, the image-meta stash and request validation.
+# nbdk_csi_node: the pure building blocks of the CSI Node service -
+# ceph-csi's config.json, the image-meta stash and request validation.
 add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
@@ -7,7 +7,6 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
   ${CMAKE_CURRENT_LIST_DIR}/stash.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
-  ${CMAKE_CURRENT_LIST_DIR}/volume_id.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_messages nbdk_supervisor)
+target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_csi_messages nbdk_supervisor nbdk_volume_id)

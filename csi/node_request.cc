@@ -4,8 +4,6 @@
 
 #include "csi/map_options.h"
 #include "supervisor/image_spec.h"
-#include "supervisor/map_options.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -107,9 +105,7 @@ Status ParseMapOptionsContext(const google::protobuf::Map<std::string, std::stri
                               std::vector<std::string>* args) {
   auto it = ctx.find("mapOptions");
   if (it == ctx.end()) return Status::Ok();
-  auto section = NbdOptionSection(it->second);
-  if (!section.ok()) return section.status().WithContext("volume_context: mapOptions");
-  auto parsed = ParseMapOptions(*section);
+  auto parsed = MapOptionArguments(it->second);
   if (!parsed.ok()) return parsed.status().WithContext("volume_context: mapOptions");
   *args = std::move(parsed).value();
   return Status::Ok();

@@ -10,7 +10,7 @@
 //  - publish without staging_target_path: FailedPrecondition (the spec's
 //    "Staging target path not set", since nbdkeeper has STAGE_UNSTAGE_VOLUME).
 // Common rules:
-//  - volume_id: ValidateVolumeId's rule (supervisor/rbd_nbd_argv.h);
+//  - volume_id: ValidateVolumeId's rule (journal/volume_id.h);
 //    ceph-csi IDs and image names meet it.
 //  - paths: absolute, at most 4096 bytes, clean (no empty, "." or ".."
 //    components, no trailing '/'), no control characters, not "/".
@@ -24,8 +24,8 @@
 
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
-#include "csi/volume_id.h"
 #include "daemon/base/status.h"
+#include "journal/volume_id.h"
 
 namespace nbdk {
 

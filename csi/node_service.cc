@@ -1,5 +1,6 @@
 #include "csi/node_service.h"
 
+#include "csi/locked_call.h"
 #include "csi/stage_transaction.h"
 #include "csi/volume_operations.h"
 
@@ -14,19 +15,18 @@ Status CheckHealed(const NodeContext& node) {
   return Status::Unavailable("nbdkeeperd is still loading its node journal and healing volumes; retry shortly");
 }
 
-// Parses `request`, takes its volume's op lock and runs `op`; a parse
-// error or a held lock finishes the RPC at once.
-template <typename Parsed, typename Request, typename Parse, typename Op>
-grpc::ServerUnaryReactor* LockedCall(RpcEnv& env, NodeContext& node, grpc::CallbackServerContext* context,
-                                     const char* method, const Request* request, Parse parse, Op op) {
-  return Dispatch(env, context, method, [&node, request, parse, op](RpcDone done) {
-    if (Status s = CheckHealed(node); !s.ok()) return done(s);
-    Result<Parsed> parsed = parse(*request);
-    if (!parsed.ok()) return done(parsed.status());
-    auto lock = node.volumes.Lock(parsed->volume_id);
-    if (!lock.ok()) return done(lock.status());
-    op(std::move(*parsed), std::move(*lock), done);
-  });
+// A volume call's parser: UNAVAILABLE until the heal is done, then `parse`.
+template <typename Parsed, typename Request>
+auto AfterHeal(const NodeContext& node, Result<Parsed> (*parse)(const Request&)) {
+  return [&node, parse](const Request& request) -> Result<Parsed> {
+    NBDK_RETURN_IF_ERROR(CheckHealed(node));
+    return parse(request);
+  };
+}
+
+// A volume call's op lock: its volume's.
+auto VolumeLock(NodeContext& node) {
+  return [&node](const auto& parsed) { return node.volumes.Lock(parsed.volume_id); };
 }
 
 }  // namespace
@@ -36,37 +36,41 @@ NodeService::NodeService(RpcEnv env, NodeContext& node) : env_(env), node_(node)
 grpc::ServerUnaryReactor* NodeService::NodeStageVolume(grpc::CallbackServerContext* c,
                                                        const csi::v1::NodeStageVolumeRequest* r,
                                                        csi::v1::NodeStageVolumeResponse*) {
-  return LockedCall<StageRequest>(env_, node_, c, "NodeStageVolume", r, ParseStageRequest,
-                                  [this](StageRequest req, VolumeOpLock lock, RpcDone done) {
-                                    StageVolume(node_, std::move(req), std::move(lock), done);
-                                  });
+  return LockedCall<StageRequest>(
+      env_, c, "NodeStageVolume", r, AfterHeal(node_, ParseStageRequest), VolumeLock(node_),
+      [this](StageRequest req, VolumeOpLock lock, RpcDone done) {
+        StageVolume(node_, std::move(req), std::move(lock), done);
+      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeUnstageVolume(grpc::CallbackServerContext* c,
                                                          const csi::v1::NodeUnstageVolumeRequest* r,
                                                          csi::v1::NodeUnstageVolumeResponse*) {
-  return LockedCall<UnstageRequest>(env_, node_, c, "NodeUnstageVolume", r, ParseUnstageRequest,
-                                    [this](UnstageRequest req, VolumeOpLock lock, RpcDone done) {
-                                      UnstageVolume(node_, std::move(req), std::move(lock), done);
-                                    });
+  return LockedCall<UnstageRequest>(
+      env_, c, "NodeUnstageVolume", r, AfterHeal(node_, ParseUnstageRequest), VolumeLock(node_),
+      [this](UnstageRequest req, VolumeOpLock lock, RpcDone done) {
+        UnstageVolume(node_, std::move(req), std::move(lock), done);
+      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodePublishVolume(grpc::CallbackServerContext* c,
                                                          const csi::v1::NodePublishVolumeRequest* r,
                                                          csi::v1::NodePublishVolumeResponse*) {
-  return LockedCall<PublishRequest>(env_, node_, c, "NodePublishVolume", r, ParsePublishRequest,
-                                    [this](PublishRequest req, VolumeOpLock lock, RpcDone done) {
-                                      PublishVolume(node_, std::move(req), std::move(lock), done);
-                                    });
+  return LockedCall<PublishRequest>(
+      env_, c, "NodePublishVolume", r, AfterHeal(node_, ParsePublishRequest), VolumeLock(node_),
+      [this](PublishRequest req, VolumeOpLock lock, RpcDone done) {
+        PublishVolume(node_, std::move(req), std::move(lock), done);
+      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeUnpublishVolume(grpc::CallbackServerContext* c,
                                                            const csi::v1::NodeUnpublishVolumeRequest* r,
                                                            csi::v1::NodeUnpublishVolumeResponse*) {
-  return LockedCall<UnpublishRequest>(env_, node_, c, "NodeUnpublishVolume", r, ParseUnpublishRequest,
-                                      [this](UnpublishRequest req, VolumeOpLock lock, RpcDone done) {
-                                        UnpublishVolume(node_, std::move(req), std::move(lock), done);
-                                      });
+  return LockedCall<UnpublishRequest>(
+      env_, c, "NodeUnpublishVolume", r, AfterHeal(node_, ParseUnpublishRequest), VolumeLock(node_),
+      [this](UnpublishRequest req, VolumeOpLock lock, RpcDone done) {
+        UnpublishVolume(node_, std::move(req), std::move(lock), done);
+      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeGetVolumeStats(grpc::CallbackServerContext* c,
@@ -84,10 +88,11 @@ grpc::ServerUnaryReactor* NodeService::NodeGetVolumeStats(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* NodeService::NodeExpandVolume(grpc::CallbackServerContext* c,
                                                         const csi::v1::NodeExpandVolumeRequest* r,
                                                         csi::v1::NodeExpandVolumeResponse* response) {
-  return LockedCall<ExpandRequest>(env_, node_, c, "NodeExpandVolume", r, ParseExpandRequest,
-                                   [this, response](ExpandRequest req, VolumeOpLock lock, RpcDone done) {
-                                     ExpandVolume(node_, std::move(req), std::move(lock), response, done);
-                                   });
+  return LockedCall<ExpandRequest>(
+      env_, c, "NodeExpandVolume", r, AfterHeal(node_, ParseExpandRequest), VolumeLock(node_),
+      [this, response](ExpandRequest req, VolumeOpLock lock, RpcDone done) {
+        ExpandVolume(node_, std::move(req), std::move(lock), response, done);
+      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeGetCapabilities(grpc::CallbackServerContext* c,

@@ -2,7 +2,7 @@
 // ListSnapshots) against the CSI v1 spec, as csi/controller_request.h does
 // for volumes. Pure.
 //
-// Snapshot IDs are encoded like volume IDs (csi/volume_id.h): the pool ID
+// Snapshot IDs are encoded like volume IDs (journal/volume_id.h): the pool ID
 // and uuid name the snapshot's image pool and csi.snap.<uuid>. An ID that
 // does not decode names no snapshot of this driver.
 #pragma once

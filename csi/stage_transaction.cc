@@ -26,7 +26,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     // Staged in this boot: idempotent. Staged before a reboot: nothing of it
     // is mapped or mounted any more, so it stages anew (ReleaseLeftovers
     // finds nothing to release).
-    if (existing != nullptr && existing->state == kStaged && existing->boot_id == node_.options.boot_id) {
+    if (existing != nullptr && existing->state == VolumeState::kStaged && existing->boot_id == node_.options.boot_id) {
       return Finish(CheckRestage(*existing, req_));
     }
     auto self = shared_from_this();
@@ -88,7 +88,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     });
   }
 
-  VolumeRecord Record(const std::string& state) const {
+  VolumeRecord Record(VolumeState state) const {
     VolumeRecord r;
     if (const VolumeRecord* old = node_.volumes.Find(req_.volume_id)) {
       r = *old;
@@ -124,7 +124,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void JournalStaging() {
     auto self = shared_from_this();
-    node_.volumes.Put(Record(std::string(kStaging)), [self](Status s) {
+    node_.volumes.Put(Record(VolumeState::kStaging), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
       self->journaled_ = true;
       self->undo_.back() = {"forget volume (key file, journal record)", &StageTransaction::UndoJournal};
@@ -232,7 +232,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void JournalStaged() {
     auto self = shared_from_this();
-    node_.volumes.Put(Record(std::string(kStaged)), [self](Status s) {
+    node_.volumes.Put(Record(VolumeState::kStaged), [self](Status s) {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
       self->node_.host.WriteStash(self->req_.staging_target_path, self->StashContent(), [self](Status) {
         // The stash already names the image; the device is a convenience.
@@ -311,7 +311,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     Status result(error_.code(), error_.message() + "; cleanup stopped at " + what + ": " + s.message());
     if (!journaled_) return Finish(result);
     auto self = shared_from_this();
-    node_.volumes.Put(Record(std::string(kStaging)), [self, result](Status s) {
+    node_.volumes.Put(Record(VolumeState::kStaging), [self, result](Status s) {
       if (!s.ok()) {
         NBDK_LOG_ERROR("stage_leftovers_unjournaled", {{"volume", self->req_.volume_id}, {"error", s.ToString()}});
       }

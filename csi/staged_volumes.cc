@@ -12,10 +12,6 @@ int64_t NowMs() {
 
 }  // namespace
 
-VolumeOpLock::~VolumeOpLock() {
-  if (owner_ != nullptr && *alive_) owner_->locked_.erase(volume_id_);
-}
-
 StagedVolumes::StagedVolumes(EventLoop& loop, NodeJournal journal)
     : loop_(loop), journal_(std::make_shared<NodeJournal>(std::move(journal))) {}
 
@@ -36,10 +32,7 @@ void StagedVolumes::Load(std::function<void(Result<LoadResult>)> done) {
 
 Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
   NBDK_CHECK_LOOP_THREAD(loop_);
-  if (!locked_.insert(volume_id).second) {
-    return Status::Aborted("operation pending for volume " + volume_id);
-  }
-  return VolumeOpLock(this, alive_, volume_id);
+  return locks_.Lock("volume " + volume_id);
 }
 
 const VolumeRecord* StagedVolumes::Find(const std::string& volume_id) const {

@@ -5,43 +5,27 @@
 // table never claims more than the disk holds. Journal I/O runs on the
 // thread pool (RunBlocking); everything else is loop thread only.
 //
-// Each volume also has an operation lock: CSI allows one operation per
-// volume at a time, and a second call while one is in flight gets ABORTED
-// ("operation pending for volume ...").
+// Each volume also has an operation lock (csi/op_locks.h): CSI allows one
+// operation per volume at a time, and a second call while one is in flight
+// gets ABORTED ("operation pending for volume ...").
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "csi/op_locks.h"
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 #include "journal/node_journal.h"
 
 namespace nbdk {
 
-class StagedVolumes;
-
-// Holds one volume's operation lock until destroyed.
-class VolumeOpLock {
- public:
-  VolumeOpLock(StagedVolumes* owner, std::shared_ptr<bool> alive, std::string volume_id)
-      : owner_(owner), alive_(std::move(alive)), volume_id_(std::move(volume_id)) {}
-  VolumeOpLock(VolumeOpLock&& other) noexcept
-      : owner_(other.owner_), alive_(std::move(other.alive_)), volume_id_(std::move(other.volume_id_)) {
-    other.owner_ = nullptr;
-  }
-  VolumeOpLock& operator=(VolumeOpLock&&) = delete;
-  ~VolumeOpLock();
-
- private:
-  StagedVolumes* owner_;
-  std::shared_ptr<bool> alive_;  // the owner may be gone first at shutdown
-  std::string volume_id_;
-};
+// Holds one volume's operation lock until destroyed; it may outlive the
+// StagedVolumes (at shutdown).
+using VolumeOpLock = OpLocks::Guard;
 
 class StagedVolumes {
  public:
@@ -64,12 +48,10 @@ class StagedVolumes {
   void Remove(const std::string& volume_id, std::function<void(Status)> done);
 
  private:
-  friend class VolumeOpLock;
-
   EventLoop& loop_;
   std::shared_ptr<NodeJournal> journal_;  // shared with in-flight pool work
   std::map<std::string, VolumeRecord> records_;
-  std::set<std::string> locked_;
+  OpLocks locks_;  // keys "volume <id>"
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

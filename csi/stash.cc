@@ -3,14 +3,13 @@
 #include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "daemon/base/regular_file.h"
+#include "journal/json_writer.h"
 
 namespace nbdk {
 namespace {
@@ -108,29 +107,25 @@ std::string StashPath(std::string_view staging_target_path) {
 
 std::string EncodeStash(const ImageMetaStash& s) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&w](const char* key, const std::string& value) {
-    w.Key(key);
-    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-  };
+  JsonWriter w(buf);
   w.StartObject();
   w.Key("Version");
   w.Int(s.version);
-  str("pool", s.pool);
-  str("radosNamespace", s.rados_namespace);
-  str("image", s.image);
-  str("unmapOptions", s.unmap_options);
+  WriteJsonMember(w, "pool", s.pool);
+  WriteJsonMember(w, "radosNamespace", s.rados_namespace);
+  WriteJsonMember(w, "image", s.image);
+  WriteJsonMember(w, "unmapOptions", s.unmap_options);
   w.Key("accessType");
   w.Bool(s.nbd_access);
   w.Key("encrypted");
   w.Bool(s.encrypted);
-  str("device", s.device);
-  str("logDir", s.log_dir);
-  str("logFileStrategy", s.log_file_strategy);
-  str("clusterID", s.cluster_id);
-  str("cookie", s.cookie);
+  WriteJsonMember(w, "device", s.device);
+  WriteJsonMember(w, "logDir", s.log_dir);
+  WriteJsonMember(w, "logFileStrategy", s.log_file_strategy);
+  WriteJsonMember(w, "clusterID", s.cluster_id);
+  WriteJsonMember(w, "cookie", s.cookie);
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return JsonText(buf);
 }
 
 Result<ImageMetaStash> DecodeStash(std::string_view json, std::string_view file) {

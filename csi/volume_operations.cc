@@ -43,7 +43,8 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
       out->set_message("staged before the node rebooted: " + record.nbd_device +
                        " is gone and is not re-mapped behind the orchestrator's back; unstage and stage it again");
     } else {
-      out->set_message("no rbd-nbd process serves " + record.nbd_device + " (journal state '" + record.state + "')");
+      out->set_message("no rbd-nbd process serves " + record.nbd_device + " (journal state '" +
+                       std::string(VolumeStateName(record.state)) + "')");
     }
     return;
   }

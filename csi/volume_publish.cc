@@ -34,7 +34,7 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
-  if (found == nullptr || found->state != kStaged) {
+  if (found == nullptr || found->state != VolumeState::kStaged) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is not staged on this node"));
   }
   if (found->staging_path != request.staging_target_path) {

@@ -57,7 +57,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   // may still serve a device with the volume's cookie.
   void CheckDevice() {
     if (!node_.supervisor.Snapshot(record_.volume_id)) {
-      if (record_.state != kStaging || record_.boot_id != node_.options.boot_id) return ForgetVolume();
+      if (record_.state != VolumeState::kStaging || record_.boot_id != node_.options.boot_id) return ForgetVolume();
       auto self = shared_from_this();
       return UnmapStageLeftovers(node_, record_, [self](Status s) {
         if (!s.ok()) return self->done_(s);

@@ -114,7 +114,7 @@ class Daemon {
     volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(*journal));
     NBDK_RETURN_IF_ERROR(StartNode());
 
-    view_.write_volumes = [this](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+    view_.write_volumes = [this](JsonWriter& w) {
       WriteVolumesJson(*volumes_, supervisor_, node_->options.boot_id, config_.status_shows_output, w);
     };
     InstallStatusPages(*health_, metrics_, view_);

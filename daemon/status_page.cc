@@ -11,14 +11,11 @@ double UptimeSeconds(const DaemonView& view) {
 
 std::string StatusJson(const DaemonView& view) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  JsonWriter w(buf);
   w.StartObject();
-  w.Key("version");
-  w.String(kVersion);
-  w.Key("driver");
-  w.String(view.config->driver_name.c_str());
-  w.Key("node_id");
-  w.String(view.config->node_id.c_str());
+  WriteJsonMember(w, "version", kVersion);
+  WriteJsonMember(w, "driver", view.config->driver_name);
+  WriteJsonMember(w, "node_id", view.config->node_id);
   w.Key("uptime_seconds");
   w.Double(UptimeSeconds(view));
   w.Key("ready");
@@ -31,7 +28,7 @@ std::string StatusJson(const DaemonView& view) {
     w.EndArray();
   }
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  return JsonText(buf) + "\n";
 }
 
 }  // namespace

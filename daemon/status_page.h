@@ -2,9 +2,6 @@
 // Loop thread only.
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <chrono>
 #include <functional>
 #include <string>
@@ -12,6 +9,7 @@
 #include "daemon/config.h"
 #include "daemon/health_server.h"
 #include "daemon/base/metrics.h"
+#include "journal/json_writer.h"
 
 namespace nbdk {
 
@@ -21,7 +19,7 @@ struct DaemonView {
   std::chrono::steady_clock::time_point started;
   std::function<bool()> ready;
   // Writes the "volumes" array; nullptr writes an empty one.
-  std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)> write_volumes;
+  std::function<void(JsonWriter&)> write_volumes;
 };
 
 // Registers every page on `server` and the daemon-level metrics (build info,

@@ -8,25 +8,20 @@
 namespace nbdk {
 namespace {
 
-void String(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
-void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  String(w, "state", std::string(MappingStateName(s.state)));
-  String(w, "reason", s.reason);
+void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
+  WriteJsonMember(w, "state", MappingStateName(s.state));
+  WriteJsonMember(w, "reason", s.reason);
   w.Key("seconds_in_state");
   w.Double(static_cast<double>(s.ms_in_state) / 1000.0);
-  String(w, "device", s.device);
+  WriteJsonMember(w, "device", s.device);
   w.Key("pid");
   w.Int(s.pid);
   w.Key("adopted");
   w.Bool(s.adopted);
-  String(w, "cgroup_mode", CgroupModeName(s.cgroup_mode));
-  String(w, s.cgroup_mode == CgroupMode::kScope ? "scope" : "cgroup_reason",
+  WriteJsonMember(w, "cgroup_mode", CgroupModeName(s.cgroup_mode));
+  WriteJsonMember(w, s.cgroup_mode == CgroupMode::kScope ? "scope" : "cgroup_reason",
          s.cgroup_mode == CgroupMode::kScope ? s.scope : s.cgroup_reason);
-  String(w, "cookie", s.cookie);
+  WriteJsonMember(w, "cookie", s.cookie);
   w.Key("restarts");
   w.Uint(s.restarts);
   w.Key("attach_attempts");
@@ -48,43 +43,40 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, rapidjson::Writer<
     w.Key("reattach_seconds_left");
     w.Double(static_cast<double>(*s.reattach_ms_left) / 1000.0);
   }
-  String(w, "log", s.log_path);
+  WriteJsonMember(w, "log", s.log_path);
   if (!show_output) return;
-  String(w, "last_exit_output", s.last_exit_output);
-  w.Key("output_tail");
-  w.StartArray();
-  for (const std::string& line : s.output_tail) w.String(line.c_str());
-  w.EndArray();
+  WriteJsonMember(w, "last_exit_output", s.last_exit_output);
+  WriteJsonMember(w, "output_tail", s.output_tail);
 }
 
 // The same test and word as the healer's (journal/heal_plan.h): nothing of
 // an earlier boot's mapping exists now, so the old device is not shown as
 // the volume's.
-void WriteStaleBoot(const VolumeRecord& r, rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  String(w, "state", std::string(HealActionName(HealAction::kStaleBoot)));
-  String(w, "reason", "the node rebooted since this volume was staged (under boot " + r.boot_id +
+void WriteStaleBoot(const VolumeRecord& r, JsonWriter& w) {
+  WriteJsonMember(w, "state", HealActionName(HealAction::kStaleBoot));
+  WriteJsonMember(w, "reason", "the node rebooted since this volume was staged (under boot " + r.boot_id +
                           "): its device and rbd-nbd are gone and are not re-mapped; unstage it or stage it again");
-  String(w, "device", "");
-  String(w, "previous_device", r.nbd_device);
+  WriteJsonMember(w, "device", "");
+  WriteJsonMember(w, "previous_device", r.nbd_device);
 }
 
 }  // namespace
 
 void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
-                      bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+                      bool show_output, JsonWriter& w) {
   std::map<std::string, MappingSnapshot> mappings;
   for (MappingSnapshot& s : supervisor.Snapshots()) mappings[s.volume_id] = std::move(s);
   w.StartArray();
   for (const VolumeRecord& r : volumes.All()) {
     w.StartObject();
-    String(w, "volume_id", r.volume_id);
-    String(w, "image", r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image);
-    String(w, "journal_state", r.state);
-    String(w, "access", r.block ? "block" : r.fs_type);
-    String(w, "staging_path", r.staging_path);
+    WriteJsonMember(w, "volume_id", r.volume_id);
+    WriteJsonMember(w, "image", r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image);
+    WriteJsonMember(w, "journal_state", VolumeStateName(r.state));
+    WriteJsonMember(w, "access", r.block ? "block" : r.fs_type);
+    WriteJsonMember(w, "staging_path", r.staging_path);
     w.Key("targets");
     w.StartArray();
-    for (const PublishedTarget& t : r.published_targets) w.String(t.path.c_str());
+    for (const PublishedTarget& t : r.published_targets) WriteJsonString(w, t.path);
     w.EndArray();
     auto it = mappings.find(r.volume_id);
     if (it != mappings.end()) {
@@ -93,17 +85,17 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     } else if (r.boot_id != boot_id) {
       WriteStaleBoot(r, w);
     } else {
-      String(w, "state", "Unmapped");
-      String(w, "device", r.nbd_device);
+      WriteJsonMember(w, "state", "Unmapped");
+      WriteJsonMember(w, "device", r.nbd_device);
     }
     w.EndObject();
   }
   // Mappings without a staged record (a stage in flight).
   for (const auto& [id, s] : mappings) {
     w.StartObject();
-    String(w, "volume_id", id);
-    String(w, "image", s.image);
-    String(w, "journal_state", "");
+    WriteJsonMember(w, "volume_id", id);
+    WriteJsonMember(w, "image", s.image);
+    WriteJsonMember(w, "journal_state", "");
     WriteMapping(s, show_output, w);
     w.EndObject();
   }

@@ -2,11 +2,9 @@
 // journal) joined with its mapping (Supervisor). Loop thread only.
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "csi/staged_volumes.h"
 #include "daemon/base/metrics.h"
+#include "journal/json_writer.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {
@@ -25,7 +23,7 @@ namespace nbdk {
 // is "previous_device": that /dev/nbdN belonged to the boot before and may
 // now serve another volume.
 void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
-                      bool show_output, rapidjson::Writer<rapidjson::StringBuffer>& w);
+                      bool show_output, JsonWriter& w);
 
 // Registers the supervisor's counters, transitions and state gauges.
 void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes);

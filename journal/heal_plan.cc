@@ -67,10 +67,10 @@ std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const
 HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const NbdDeviceView& device,
                   const std::vector<RbdNbdProcess>& processes, const ServerIdentity& expected) {
   const std::string& dev = record.nbd_device;
-  if (record.state != kStaged) {
+  if (record.state != VolumeState::kStaged) {
     // A NodeStage cut short by the crash: kubelet retries it, and a retried
     // NodeStage over a non-staged record starts again from the key file.
-    return {HealAction::kSkip, 0, "state '" + record.state + "': left for kubelet's retry of NodeStage"};
+    return {HealAction::kSkip, 0, "state '" + std::string(VolumeStateName(record.state)) + "': left for kubelet's retry of NodeStage"};
   }
   if (record.boot_id != boot_id) {
     return {HealAction::kStaleBoot, 0,

@@ -1,5 +1,7 @@
 #include "journal/node_record_file_name.h"
 
+#include "journal/volume_id.h"
+
 namespace nbdk {
 namespace {
 
@@ -45,11 +47,7 @@ std::string Base64Url(std::string_view id) {
 }  // namespace
 
 Result<std::string> RecordFileName(std::string_view volume_id) {
-  if (volume_id.empty()) return Status::InvalidArgument("volume id is empty");
-  if (volume_id.size() > kMaxVolumeIdBytes) {
-    return Status::InvalidArgument("volume id is " + std::to_string(volume_id.size()) +
-                                   " bytes, more than the CSI limit of " + std::to_string(kMaxVolumeIdBytes));
-  }
+  NBDK_RETURN_IF_ERROR(ValidateVolumeId(volume_id));
   std::string body = Escape(volume_id);
   if (body.size() <= kMaxEscapedBody) return "v." + body + std::string(kRecordFileSuffix);
   return "b." + Base64Url(volume_id) + std::string(kRecordFileSuffix);

@@ -1,8 +1,9 @@
 // The file name of a volume's journal record, derived from its CSI volume id.
 //
-// CSI volume ids are any UTF-8 string of at most 128 bytes, so they may hold
-// '/', "..", NUL-free control bytes or multi-byte characters. The mapping is
-// injective and every name is a single safe path component:
+// The id must meet the volume ID rule (journal/volume_id.h), which already
+// makes it a safe file name; the mapping below is kept because journals on
+// disk use it (and it would stay safe for any bytes). It is injective and
+// every name is a single safe path component:
 //  - "v." + the id with [A-Za-z0-9-] kept and every other byte written as
 //    "_xx" (lower-case hex) + ".rec", when that body is at most 180 bytes -
 //    readable for the usual ceph-csi ids ("0001-0009-rook-ceph-...");
@@ -19,10 +20,9 @@
 
 namespace nbdk {
 
-inline constexpr size_t kMaxVolumeIdBytes = 128;
 inline constexpr std::string_view kRecordFileSuffix = ".rec";
 
-// InvalidArgument for an empty id or one longer than kMaxVolumeIdBytes.
+// ValidateVolumeId's InvalidArgument for an id that breaks the rule.
 Result<std::string> RecordFileName(std::string_view volume_id);
 
 // Whether `name` has the shape RecordFileName produces (prefix and suffix);

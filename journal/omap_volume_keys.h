@@ -72,7 +72,7 @@ std::string FormatDirectoryValue(const DirectoryValue& value);
 Result<DirectoryValue> ParseDirectoryValue(std::string_view value);
 
 // "csi-vol-<uuid>": the image name when csi.imagename is absent (the same
-// rule as csi/volume_id.h ImageNameFor, which journal/ does not depend on).
+// rule as journal/volume_id.h ImageNameFor).
 std::string DefaultImageName(std::string_view uuid);
 
 // The same three names for either journal.

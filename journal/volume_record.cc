@@ -2,27 +2,13 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <limits>
 
+#include "journal/json_writer.h"
+
 namespace nbdk {
 namespace {
-
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void WriteString(Writer& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
-void WriteStrings(Writer& w, const char* key, const std::vector<std::string>& values) {
-  w.Key(key);
-  w.StartArray();
-  for (const std::string& v : values) w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  w.EndArray();
-}
 
 // Reads the members of one JSON object, naming the field in every error
 // ("field published_targets[0].path: missing").
@@ -157,66 +143,82 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   r->reattach_timeout_s = static_cast<uint32_t>(timeout);
   NBDK_RETURN_IF_ERROR(f.Int64("created_ms", 0, kInt64Max, &r->created_ms));
   NBDK_RETURN_IF_ERROR(f.Int64("updated_ms", 0, kInt64Max, &r->updated_ms));
-  NBDK_RETURN_IF_ERROR(f.String("state", &r->state));
-  if (r->state.empty()) return f.Empty("state");
-  if (r->state != kStaging && r->state != kStaged) {
-    return Status::Corruption("field state: '" + r->state + "' is neither staging nor staged");
-  }
+  std::string state;
+  NBDK_RETURN_IF_ERROR(f.String("state", &state));
+  if (state.empty()) return f.Empty("state");
+  std::optional<VolumeState> parsed = ParseVolumeState(state);
+  if (!parsed) return Status::Corruption("field state: '" + state + "' is neither staging nor staged");
+  r->state = *parsed;
   return Status::Ok();
 }
 
 }  // namespace
 
+std::string_view VolumeStateName(VolumeState state) {
+  switch (state) {
+    case VolumeState::kStaging: return "staging";
+    case VolumeState::kStaged: return "staged";
+  }
+  return "staging";
+}
+
+std::optional<VolumeState> ParseVolumeState(std::string_view name) {
+  for (VolumeState s : {VolumeState::kStaging, VolumeState::kStaged}) {
+    if (name == VolumeStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
 std::string EncodeVolumeRecord(const VolumeRecord& r) {
   rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w(buf);
   w.StartObject();
-  WriteString(w, "volume_id", r.volume_id);
-  WriteString(w, "cluster_id", r.cluster_id);
-  WriteStrings(w, "monitors", r.monitors);
-  WriteString(w, "pool", r.pool);
-  WriteString(w, "rados_namespace", r.rados_namespace);
-  WriteString(w, "image", r.image);
-  WriteString(w, "user_id", r.user_id);
-  WriteString(w, "keyfile_path", r.keyfile_path);
-  WriteString(w, "ceph_conf_path", r.ceph_conf_path);
-  WriteString(w, "nbd_device", r.nbd_device);
-  WriteString(w, "cookie", r.cookie);
-  WriteStrings(w, "map_options", r.map_options);
-  WriteString(w, "fs_type", r.fs_type);
+  WriteJsonMember(w, "volume_id", r.volume_id);
+  WriteJsonMember(w, "cluster_id", r.cluster_id);
+  WriteJsonMember(w, "monitors", r.monitors);
+  WriteJsonMember(w, "pool", r.pool);
+  WriteJsonMember(w, "rados_namespace", r.rados_namespace);
+  WriteJsonMember(w, "image", r.image);
+  WriteJsonMember(w, "user_id", r.user_id);
+  WriteJsonMember(w, "keyfile_path", r.keyfile_path);
+  WriteJsonMember(w, "ceph_conf_path", r.ceph_conf_path);
+  WriteJsonMember(w, "nbd_device", r.nbd_device);
+  WriteJsonMember(w, "cookie", r.cookie);
+  WriteJsonMember(w, "map_options", r.map_options);
+  WriteJsonMember(w, "fs_type", r.fs_type);
   w.Key("block");
   w.Bool(r.block);
   w.Key("read_only");
   w.Bool(r.read_only);
-  WriteStrings(w, "mount_flags", r.mount_flags);
-  WriteString(w, "staging_path", r.staging_path);
+  WriteJsonMember(w, "mount_flags", r.mount_flags);
+  WriteJsonMember(w, "staging_path", r.staging_path);
   w.Key("mount_point_created");
   w.Bool(r.mount_point_created);
   w.Key("published_targets");
   w.StartArray();
   for (const PublishedTarget& t : r.published_targets) {
     w.StartObject();
-    WriteString(w, "path", t.path);
+    WriteJsonMember(w, "path", t.path);
     w.Key("read_only");
     w.Bool(t.read_only);
     w.Key("created");
     w.Bool(t.created);
-    WriteStrings(w, "mount_flags", t.mount_flags);
+    WriteJsonMember(w, "mount_flags", t.mount_flags);
     w.EndObject();
   }
   w.EndArray();
   w.Key("rbd_nbd_pid");
   w.Int(r.rbd_nbd_pid);
-  WriteString(w, "boot_id", r.boot_id);
+  WriteJsonMember(w, "boot_id", r.boot_id);
   w.Key("reattach_timeout_s");
   w.Uint(r.reattach_timeout_s);
   w.Key("created_ms");
   w.Int64(r.created_ms);
   w.Key("updated_ms");
   w.Int64(r.updated_ms);
-  WriteString(w, "state", r.state);
+  WriteJsonMember(w, "state", VolumeStateName(r.state));
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return JsonText(buf);
 }
 
 Result<VolumeRecord> DecodeVolumeRecord(std::string_view json) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,18 @@ struct PublishedTarget {
   std::vector<std::string> mount_flags;
   bool operator==(const PublishedTarget&) const = default;
 };
+
+// How far NodeStageVolume got. Staging: the record was written before the
+// map; whatever exists of the volume may be half made. Staged: mapped and
+// mounted, as the record says.
+enum class VolumeState { kStaging, kStaged };
+
+// The state's name, as the record's "state" member holds it on disk and
+// /status shows it: "staging", "staged".
+std::string_view VolumeStateName(VolumeState state);
+
+// The inverse of VolumeStateName: nullopt for any other text.
+std::optional<VolumeState> ParseVolumeState(std::string_view name);
 
 struct VolumeRecord {
   std::string volume_id;                 // CSI volume id; at most 128 bytes
@@ -56,16 +69,10 @@ struct VolumeRecord {
   uint32_t reattach_timeout_s = 0;
   int64_t created_ms = 0;                // unix time, milliseconds
   int64_t updated_ms = 0;
-  std::string state;                     // kStaging or kStaged
+  VolumeState state = VolumeState::kStaging;
 
   bool operator==(const VolumeRecord&) const = default;
 };
-
-// VolumeRecord::state: how far NodeStageVolume got. Staging: the record was
-// written before the map; whatever exists of the volume may be half made.
-// Staged: mapped and mounted, as the record says.
-inline constexpr std::string_view kStaging = "staging";
-inline constexpr std::string_view kStaged = "staged";
 
 // Compact JSON with one member per field, named as above.
 std::string EncodeVolumeRecord(const VolumeRecord& record);

@@ -97,8 +97,8 @@ Result<NbdDeviceStatus> NbdNetlink::Status(int index) {
     if (d.index == index) return d;
   }
   if (!devices->empty()) {
-    return nbdk::Status::Corruption("nbd STATUS of " + DeviceName(index) + ": reply lists nbd" +
-                                    std::to_string(devices->front().index) + " instead");
+    return nbdk::Status::Corruption("nbd STATUS of " + DeviceName(index) + ": reply lists " +
+                                    NbdKernelName(devices->front().index) + " instead");
   }
   return nbdk::Status::NotFound(DeviceName(index) + " does not exist (nbd STATUS lists no such device)");
 }

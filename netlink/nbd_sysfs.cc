@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <memory>
 
+#include "netlink/nbd_device.h"
+
 namespace nbdk {
 namespace {
 
 std::string DeviceFile(int index, const std::string& sysfs_root, const char* name) {
-  return sysfs_root + "/block/nbd" + std::to_string(index) + "/" + name;
+  return sysfs_root + "/block/" + NbdKernelName(index) + "/" + name;
 }
 
 Status CheckIndex(int index) {
@@ -77,12 +79,10 @@ Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const s
   if (!dir) return Status::IoError("list " + block + ": " + Status::FromErrno(errno, "opendir").message());
   std::vector<int> out;
   while (dirent* e = ::readdir(dir.get())) {
-    std::string name = e->d_name;
-    if (name.size() <= 3 || name.compare(0, 3, "nbd") != 0 || name.size() > 9) continue;
-    if (!std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    int index = std::stoi(name.substr(3));
-    auto found = ReadNbdBackendCookie(index, sysfs_root);
-    if (found.ok() && *found == cookie) out.push_back(index);
+    auto index = NbdKernelNameIndex(e->d_name);
+    if (!index.ok()) continue;
+    auto found = ReadNbdBackendCookie(*index, sysfs_root);
+    if (found.ok() && *found == cookie) out.push_back(*index);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -1,34 +1,10 @@
 #include "supervisor/rbd_nbd_argv.h"
 
-#include <algorithm>
-
+#include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/map_options.h"
 
 namespace nbdk {
-
-namespace {
-
-bool IsIdChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-         c == '-';
-}
-
-}  // namespace
-
-Status ValidateVolumeId(std::string_view id) {
-  if (id.empty()) return Status::InvalidArgument("volume_id: missing");
-  if (id.size() > 128) {
-    return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
-  }
-  if (id.front() == '.' || id.front() == '-') {
-    return Status::InvalidArgument("volume_id '" + std::string(id) + "': starts with '" + id.front() + "'");
-  }
-  if (!std::all_of(id.begin(), id.end(), IsIdChar)) {
-    return Status::InvalidArgument("volume_id '" + std::string(id) + "': only [A-Za-z0-9._-] allowed");
-  }
-  return Status::Ok();
-}
 
 Status ValidateMapRequest(const MapRequest& r) {
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(r.volume_id));

@@ -20,12 +20,7 @@
 
 namespace nbdk {
 
-// The one volume ID rule: [A-Za-z0-9._-]{1,128}, not starting with '.' or
-// '-'. The ID names the staging mount point, log and key files and is the
-// rbd-nbd cookie, so it must be a safe file name and never read as an option.
-Status ValidateVolumeId(std::string_view volume_id);
-
-// Checks everything a map needs, the map options against their allow-list
+// Checks everything a map needs (the volume ID by journal/volume_id.h), the map options against their allow-list
 // (supervisor/map_options.h); the error names the offending field.
 Status ValidateMapRequest(const MapRequest& request);
 

@@ -1,8 +1,9 @@
 #include "supervisor/supervisor.h"
 
 #include "daemon/base/log.h"
-#include "supervisor/rbd_nbd_argv.h"
+#include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
+#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 

@@ -6,14 +6,14 @@
 #include <cerrno>
 #include <memory>
 
-#include "supervisor/rbd_nbd_argv.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 
 Result<std::string> IoTimeoutPath(const std::string& sysfs_root, const std::string& device) {
   auto index = NbdDeviceIndex(device);
   if (!index.ok()) return index.status();
-  return sysfs_root + "/block/nbd" + std::to_string(*index) + "/queue/io_timeout";
+  return sysfs_root + "/block/" + NbdKernelName(*index) + "/queue/io_timeout";
 }
 
 void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device,

@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
-#include "csi/volume_id.h"
 #include "daemon/ctl/cephx_key.h"
+#include "journal/volume_id.h"
 
 namespace nbdk::ctl {
 namespace {

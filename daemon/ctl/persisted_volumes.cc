@@ -11,7 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "supervisor/rbd_nbd_argv.h"
+#include "journal/json_writer.h"
+#include "journal/volume_id.h"
 
 namespace nbdk::ctl {
 namespace {
@@ -81,31 +82,27 @@ Result<std::vector<PersistedVolume>> LoadPersisted(const std::string& path) {
 Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>& volumes) {
   rapidjson::StringBuffer buf;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-  auto str = [&w](const char* key, const std::string& value) {
-    w.Key(key);
-    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-  };
   w.StartObject();
   w.Key("volumes");
   w.StartArray();
   for (const PersistedVolume& v : volumes) {
     w.StartObject();
-    str("image", v.spec.Spec());
-    str("cluster", v.spec.cluster_id);
-    str("id", v.spec.user_id);
-    str("keyfile", v.spec.keyfile);
-    str("fs", v.spec.fs_type);
+    WriteJsonMember(w, "image", v.spec.Spec());
+    WriteJsonMember(w, "cluster", v.spec.cluster_id);
+    WriteJsonMember(w, "id", v.spec.user_id);
+    WriteJsonMember(w, "keyfile", v.spec.keyfile);
+    WriteJsonMember(w, "fs", v.spec.fs_type);
     w.Key("block");
     w.Bool(v.spec.block);
-    str("mount", v.spec.mount);
+    WriteJsonMember(w, "mount", v.spec.mount);
     w.Key("ro");
     w.Bool(v.spec.read_only);
-    str("volume_id", v.volume_id);
+    WriteJsonMember(w, "volume_id", v.volume_id);
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
-  std::string body = std::string(buf.GetString(), buf.GetSize()) + "\n";
+  std::string body = JsonText(buf) + "\n";
   std::string dir = path.substr(0, path.rfind('/'));
   if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + dir);
   std::string tmp = path + ".tmp";

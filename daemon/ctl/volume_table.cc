@@ -1,11 +1,11 @@
 #include "daemon/ctl/volume_table.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cstdio>
+
+#include "journal/json_writer.h"
 
 namespace nbdk::ctl {
 namespace {
@@ -121,36 +121,29 @@ std::string RenderTable(const DaemonStatus& status, bool colour) {
 
 std::string RenderJson(const DaemonStatus& status) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&w](const char* key, const std::string& value) {
-    w.Key(key);
-    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-  };
+  JsonWriter w(buf);
   w.StartArray();
   for (const VolumeRow& v : status.volumes) {
     w.StartObject();
-    str("volume", v.volume_id);
-    str("image", v.image);
-    str("access", v.access);
-    str("device", v.device);
-    str("state", v.state);
+    WriteJsonMember(w, "volume", v.volume_id);
+    WriteJsonMember(w, "image", v.image);
+    WriteJsonMember(w, "access", v.access);
+    WriteJsonMember(w, "device", v.device);
+    WriteJsonMember(w, "state", v.state);
     w.Key("pid");
     w.Int(v.pid);
     w.Key("restarts");
     w.Uint(v.restarts);
     w.Key("seconds_in_state");
     w.Double(v.seconds_in_state);
-    str("mount_point", v.MountPoint());
-    str("cgroup_mode", v.cgroup_mode);
-    str("scope", v.scope);
-    w.Key("targets");
-    w.StartArray();
-    for (const std::string& t : v.targets) w.String(t.c_str());
-    w.EndArray();
+    WriteJsonMember(w, "mount_point", v.MountPoint());
+    WriteJsonMember(w, "cgroup_mode", v.cgroup_mode);
+    WriteJsonMember(w, "scope", v.scope);
+    WriteJsonMember(w, "targets", v.targets);
     w.EndObject();
   }
   w.EndArray();
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  return JsonText(buf) + "\n";
 }
 
 }  // namespace nbdk::ctl

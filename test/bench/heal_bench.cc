@@ -41,7 +41,7 @@ nbdk::VolumeRecord Record(int i, const std::string& boot_id) {
   r.rbd_nbd_pid = 999999;
   r.boot_id = i % 2 == 0 ? boot_id : "00000000-0000-0000-0000-000000000000";
   r.reattach_timeout_s = 300;
-  r.state = "staged";
+  r.state = nbdk::VolumeState::kStaged;
   return r;
 }
 

@@ -15,8 +15,8 @@
 #include <optional>
 #include <set>
 
-#include "csi/volume_id.h"
 #include "journal/rados_cluster.h"
+#include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
 

@@ -33,7 +33,7 @@ VolumeRecord Record(const std::string& id, const std::string& boot_id, const std
   r.staging_path = staging;
   r.rbd_nbd_pid = 999999;
   r.boot_id = boot_id;
-  r.state = "staged";
+  r.state = VolumeState::kStaged;
   return r;
 }
 

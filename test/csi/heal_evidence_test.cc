@@ -62,7 +62,7 @@ class HealEvidenceTest : public ::testing::Test {
     r.nbd_device = device;
     r.cookie = id;
     r.boot_id = "boot-1";
-    r.state = "staged";
+    r.state = VolumeState::kStaged;
     return r;
   }
 
@@ -111,7 +111,7 @@ TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
   VolumeRecord stale = Record("vol-s", "/dev/nbd9");
   stale.boot_id = "boot-0";
   VolumeRecord staging = Record("vol-t", "/dev/nbd8");
-  staging.state = "staging";
+  staging.state = VolumeState::kStaging;
   auto plans =
       GatherHealEvidence({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging}, "boot-1", options_)
           .plans;
@@ -162,7 +162,7 @@ TEST_F(HealEvidenceTest, ProbesEachReattachOnItsOwnThreadUntilTheDeadline) {
   std::string fifo = dir_ + "/waiting";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::vector<VolumeRecord> records = {Record("vol-a", dir_ + "/gone"), Record("vol-b", fifo), Record("vol-c", "x")};
-  records[2].state = "staging";
+  records[2].state = VolumeState::kStaging;
   HealEvidence evidence;
   for (const VolumeRecord& r : records) {
     evidence.views.push_back(NbdDeviceView{true, r.cookie, 0, DeviceIo::kNotProbed});

@@ -82,7 +82,7 @@ class HostileRequestsTest : public ::testing::Test {
     r.staging_path = dir_ + "/staging/journaled";
     r.published_targets = {{dir_ + "/pods/p1/journaled-target", false, false, {}}};
     r.boot_id = "00000000-0000-0000-0000-000000000000";
-    r.state = "staged";
+    r.state = VolumeState::kStaged;
     ASSERT_TRUE(journal->Put(r).ok());
   }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace nbdk {
 namespace {
 
@@ -27,6 +30,16 @@ TEST(NbdOptionSectionTest, RejectsUnknownMounter) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("unknown mounter type 'rbd'"), std::string::npos);
+}
+
+TEST(MapOptionArgumentsTest, TheNbdSectionThroughTheAllowList) {
+  auto args = MapOptionArguments("krbd:lock_on_read;nbd:try-netlink, io_timeout=0");
+  ASSERT_TRUE(args.ok()) << args.status().ToString();
+  EXPECT_EQ(*args, (std::vector<std::string>{"--try-netlink", "--io-timeout=0"}));
+  EXPECT_TRUE(MapOptionArguments("krbd:lock_on_read")->empty());
+  EXPECT_NE(MapOptionArguments("rbd:x").status().message().find("unknown mounter type 'rbd'"), std::string::npos);
+  EXPECT_NE(MapOptionArguments("nbd:log-file=/x").status().message().find("map option 'log-file' is not allowed"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -7,5 +7,4 @@ nbdk_add_test(csi_node_test
     ${CMAKE_CURRENT_LIST_DIR}/node_request_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/stash_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/volume_capability_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/volume_id_test.cc
   LIBS nbdk_csi_node)

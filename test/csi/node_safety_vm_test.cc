@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "csi/volume_id.h"
 #include "journal/rados_cluster.h"
+#include "journal/volume_id.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {

@@ -14,8 +14,8 @@
 #include <future>
 #include <thread>
 
-#include "csi/volume_id.h"
 #include "journal/rados_cluster.h"
+#include "journal/volume_id.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {

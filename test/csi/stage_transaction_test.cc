@@ -58,7 +58,7 @@ TEST_F(StageTransactionTest, StagesThroughEveryStepOnce) {
   EXPECT_EQ(host_.calls, (std::vector<std::string>{"WriteKeyFile", "WriteStash", "CreateMountPoint", "ProbeDevice",
                                                     "MakeFilesystem", "Mount", "WriteStash"}));
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaged);
+  EXPECT_EQ(Record()->state, VolumeState::kStaged);
   EXPECT_EQ(Record()->nbd_device, kDevice);
   EXPECT_EQ(journal_fs_.writes, 2);
   EXPECT_TRUE(host_.mounted.count(MountPoint()));
@@ -99,7 +99,7 @@ TEST_F(StageTransactionTest, FailedUnmapLeavesTheVolumeJournaledWithItsDevice) {
   EXPECT_NE(s.message().find("injected: Mount"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("cleanup stopped at unmap"), std::string::npos) << s.ToString();
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaging);
+  EXPECT_EQ(Record()->state, VolumeState::kStaging);
   EXPECT_EQ(Record()->nbd_device, kDevice);
   EXPECT_FALSE(Record()->mount_point_created);  // removed before the unmap
   EXPECT_FALSE(Exists(MountPoint()));
@@ -123,7 +123,7 @@ TEST_F(StageTransactionTest, FailedUnmountLeavesTheMountPointJournaled) {
   Status s = Stage(Request());
   EXPECT_NE(s.message().find("cleanup stopped at unmount"), std::string::npos) << s.ToString();
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaging);
+  EXPECT_EQ(Record()->state, VolumeState::kStaging);
   EXPECT_EQ(Record()->nbd_device, kDevice);
   EXPECT_TRUE(Record()->mount_point_created);
   EXPECT_TRUE(host_.mounted.count(MountPoint()));
@@ -140,7 +140,7 @@ TEST_F(StageTransactionTest, FailedKeyRemovalKeepsTheRecord) {
   Status s = Stage(Request());
   EXPECT_NE(s.message().find("cleanup stopped at forget volume"), std::string::npos) << s.ToString();
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaging);
+  EXPECT_EQ(Record()->state, VolumeState::kStaging);
   EXPECT_EQ(Record()->keyfile_path, KeyFile());
   EXPECT_TRUE(Exists(KeyFile()));
   EXPECT_FALSE(Exists(Stash()));

@@ -71,7 +71,7 @@ class VolumeHealerTest : public NodeTest {
     ASSERT_TRUE(snap.has_value());
     EXPECT_EQ(snap->state, MappingState::kConnected);
     ASSERT_NE(Record(), nullptr);
-    EXPECT_EQ(Record()->state, kStaged);
+    EXPECT_EQ(Record()->state, VolumeState::kStaged);
     EXPECT_EQ(JournalFiles(), 1u);
   }
 
@@ -143,7 +143,7 @@ TEST_F(VolumeHealerTest, ExpiredVolumeStaysJournaledAndUnstages) {
   ASSERT_TRUE(snap.has_value());
   EXPECT_EQ(snap->state, MappingState::kExpired);
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaged);
+  EXPECT_EQ(Record()->state, VolumeState::kStaged);
   ExpectUnstaged();
   ExpectNothingLeft();
 }
@@ -159,7 +159,7 @@ TEST_F(VolumeHealerTest, StagingRecordIsLeftForTheRetry) {
   HealSummary s = Heal();
   EXPECT_EQ(s.skipped, 1u);
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaging);
+  EXPECT_EQ(Record()->state, VolumeState::kStaging);
   ASSERT_TRUE(Stage(Request()).ok());
   ExpectUnstaged();
   ExpectNothingLeft();

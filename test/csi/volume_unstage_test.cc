@@ -40,7 +40,7 @@ TEST_P(UnstageFaultTest, KeepsTheRecordUntilARetryFinishes) {
   Status s = Unstage();
   EXPECT_FALSE(s.ok());
   ASSERT_NE(Record(), nullptr);
-  EXPECT_EQ(Record()->state, kStaged);
+  EXPECT_EQ(Record()->state, VolumeState::kStaged);
   EXPECT_EQ(JournalFiles(), 1u);
   EXPECT_EQ(sup().Snapshots().empty(), GetParam().unmapped);
 

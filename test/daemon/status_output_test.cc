@@ -105,7 +105,7 @@ class StatusOutputTest : public ::testing::Test {
     r.staging_path = dir_ + "/staging/" + id;
     r.rbd_nbd_pid = 4242;
     r.boot_id = boot_id;
-    r.state = std::string(kStaged);
+    r.state = VolumeState::kStaged;
     std::optional<Status> put;
     volumes_->Put(r, [&](Status s) { put = s; });
     RunUntil([&] { return put.has_value(); });

@@ -2,7 +2,7 @@
 // wire bytes, read as each Controller request in turn. A volume that
 // CreateVolume accepts gets an ID the node accepts.
 #include "csi/controller_request.h"
-#include "supervisor/rbd_nbd_argv.h"
+#include "journal/volume_id.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_protobuf.h"
 

@@ -2,8 +2,8 @@
 // read as each Node request in turn, as gRPC would hand them to the service.
 // What NodeStageVolume accepts, the supervisor accepts again before mapping.
 #include "csi/node_request.h"
+#include "journal/volume_id.h"
 #include "supervisor/map_options.h"
-#include "supervisor/rbd_nbd_argv.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_protobuf.h"
 

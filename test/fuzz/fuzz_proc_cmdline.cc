@@ -13,7 +13,7 @@ nbdk::VolumeRecord SeedRecord() {
   record.pool = "replicapool";
   record.image = "csi-vol-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
   record.nbd_device = "/dev/nbd3";
-  record.state = "staged";
+  record.state = nbdk::VolumeState::kStaged;
   record.boot_id = "boot";
   record.rbd_nbd_pid = 42;
   return record;

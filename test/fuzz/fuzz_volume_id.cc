@@ -1,8 +1,7 @@
-// CSI volume IDs (csi/volume_id.h and the one volume ID rule of
-// supervisor/rbd_nbd_argv.h): a decoded ID encodes back to one that decodes
-// the same, and fits the CSI limit.
-#include "csi/volume_id.h"
-#include "supervisor/rbd_nbd_argv.h"
+// CSI volume IDs (journal/volume_id.h): the volume ID rule takes any input,
+// and a decoded ID encodes back to one that decodes the same and fits the
+// CSI limit.
+#include "journal/volume_id.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

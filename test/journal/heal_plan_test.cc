@@ -18,7 +18,7 @@ VolumeRecord Staged() {
   r.cookie = r.volume_id;
   r.rbd_nbd_pid = 4242;
   r.boot_id = kBoot;
-  r.state = "staged";
+  r.state = VolumeState::kStaged;
   return r;
 }
 
@@ -185,7 +185,7 @@ TEST(HealPlanTest, StaleBootWinsOverEverythingTheKernelSays) {
 
 TEST(HealPlanTest, ANotStagedRecordIsSkipped) {
   VolumeRecord r = Staged();
-  r.state = "staging";
+  r.state = VolumeState::kStaging;
   HealPlan p = PlanHeal(r, kBoot, Ours(r), {Server(4242, r)}, kUs);
   EXPECT_EQ(p.action, HealAction::kSkip);
   EXPECT_NE(p.reason.find("'staging'"), std::string::npos) << p.reason;

@@ -75,7 +75,7 @@ inline VolumeRecord FullRecord(const std::string& volume_id) {
   r.reattach_timeout_s = 300;
   r.created_ms = 1795000000000;
   r.updated_ms = 1795000000123;
-  r.state = "staged";
+  r.state = VolumeState::kStaged;
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
@@ -56,13 +57,13 @@ class NodeJournalTest : public ::testing::Test {
 };
 
 TEST_F(NodeJournalTest, PutLoadRemoveRoundTrip) {
-  VolumeRecord a = FullRecord("vol-a"), b = FullRecord("pvc/b/../c");
+  VolumeRecord a = FullRecord("vol-a"), b = FullRecord("pvc_b.c");
   {
     NodeJournal j = OpenJournal();
     EXPECT_TRUE(Load(j).records.empty());
     ASSERT_TRUE(j.Put(b).ok());
     ASSERT_TRUE(j.Put(a).ok());
-    a.state = "staging";
+    a.state = VolumeState::kStaging;
     a.published_targets.clear();
     ASSERT_TRUE(j.Put(a).ok());  // replaces
     LoadResult loaded = Load(j);
@@ -71,8 +72,8 @@ TEST_F(NodeJournalTest, PutLoadRemoveRoundTrip) {
     EXPECT_EQ(loaded.records[1], a);
     EXPECT_TRUE(loaded.quarantined.empty());
 
-    ASSERT_TRUE(j.Remove("pvc/b/../c").ok());
-    EXPECT_TRUE(j.Remove("pvc/b/../c").ok());  // absent is OK
+    ASSERT_TRUE(j.Remove("pvc_b.c").ok());
+    EXPECT_TRUE(j.Remove("pvc_b.c").ok());  // absent is OK
     EXPECT_TRUE(j.Remove("never-existed").ok());
   }
   NodeJournal reopened = OpenJournal();
@@ -157,6 +158,37 @@ TEST_P(QuarantineTest, MovesTheDamagedFileAsideAndLoadsTheRest) {
 }
 
 std::string FrameOf(const std::string& payload) { return EncodeRecordFrame(payload); }
+
+// A record file as the release before VolumeState wrote it, with the state
+// as the literal strings "staged" and "staging": it loads, and writing the
+// loaded record again gives the same bytes.
+TEST_F(NodeJournalTest, LoadsRecordsWrittenWithLiteralStates) {
+  const std::string id = "0001-0009-rook-ceph-0000000000000002-b0285c97";
+  const std::string json =
+      R"({"volume_id":"0001-0009-rook-ceph-0000000000000002-b0285c97","cluster_id":"rook-ceph",)"
+      R"("monitors":["10.0.0.1:6789"],"pool":"rbd","rados_namespace":"","image":"csi-vol-b0285c97",)"
+      R"("user_id":"csi-rbd-node","keyfile_path":"/run/nbdkeeper/keys/k.key","ceph_conf_path":"",)"
+      R"("nbd_device":"/dev/nbd3","cookie":"c1","map_options":["--try-netlink"],"fs_type":"ext4",)"
+      R"("block":false,"read_only":false,"mount_flags":[],"staging_path":"/var/lib/kubelet/s",)"
+      R"("mount_point_created":true,"published_targets":[{"path":"/var/lib/kubelet/p","read_only":false,)"
+      R"("created":true,"mount_flags":[]}],"rbd_nbd_pid":4242,"boot_id":"b1","reattach_timeout_s":300,)"
+      R"("created_ms":1,"updated_ms":2,"state":"staged"})";
+  std::string staging = json;
+  staging.replace(staging.rfind("staged"), 6, "staging");
+  {
+    NodeJournal j = OpenJournal();  // creates the directory
+  }
+  for (const auto& [text, state] : {std::pair{json, VolumeState::kStaged}, std::pair{staging, VolumeState::kStaging}}) {
+    WriteFile(PathOf(id), FrameOf(text));
+    NodeJournal j = OpenJournal();
+    LoadResult loaded = Load(j);
+    ASSERT_EQ(loaded.records.size(), 1u);
+    EXPECT_TRUE(loaded.quarantined.empty());
+    EXPECT_EQ(loaded.records[0].state, state);
+    EXPECT_EQ(loaded.records[0].volume_id, id);
+    EXPECT_EQ(EncodeVolumeRecord(loaded.records[0]), text);
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Damages, QuarantineTest,
@@ -253,7 +285,7 @@ TEST_F(NodeJournalTest, FailedWriteKeepsTheOldRecordAndIsNotSticky) {
   ASSERT_TRUE(j.Put(v1).ok());
   fs.fail_writes = true;
   VolumeRecord v2 = v1;
-  v2.state = "staging";
+  v2.state = VolumeState::kStaging;
   Status s = j.Put(v2);
   EXPECT_EQ(s.code(), Code::kResourceExhausted);
   EXPECT_NE(s.message().find("vol-a"), std::string::npos) << s.message();

@@ -1,4 +1,4 @@
-#include "csi/volume_id.h"
+#include "journal/volume_id.h"
 
 #include <gtest/gtest.h>
 
@@ -135,6 +135,23 @@ TEST(VolumeIdTest, ShowsUnprintableBytesSafely) {
   auto r = DecodeVolumeId(v);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'??01'"), std::string::npos) << r.status().message();
+}
+
+TEST(VolumeIdRuleTest, NamesWhyAnIdIsRefused) {
+  EXPECT_EQ(ValidateVolumeId("").message(), "volume_id: missing");
+  EXPECT_EQ(ValidateVolumeId(std::string(129, 'a')).message(), "volume_id: 129 bytes, longer than 128");
+  EXPECT_EQ(ValidateVolumeId(".hidden").message(), "volume_id '.hidden': starts with '.'");
+  EXPECT_EQ(ValidateVolumeId("-o").message(), "volume_id '-o': starts with '-'");
+  EXPECT_EQ(ValidateVolumeId("a/b").message(), "volume_id 'a/b': only [A-Za-z0-9._-] allowed");
+  EXPECT_EQ(ValidateVolumeId("a b").code(), Code::kInvalidArgument);
+}
+
+TEST(VolumeIdRuleTest, AcceptsCephCsiAndStaticIds) {
+  EXPECT_TRUE(ValidateVolumeId(Valid()).ok());
+  EXPECT_TRUE(ValidateVolumeId(std::string("0001-0024-") + kUuid + "-00000000000001ab-" + kUuid).ok());
+  EXPECT_TRUE(ValidateVolumeId("0001-0009-rook-ceph-0000000000000001-abc_d.e").ok());
+  EXPECT_TRUE(ValidateVolumeId("my-image").ok());
+  EXPECT_TRUE(ValidateVolumeId(std::string(128, 'a')).ok());
 }
 
 TEST(VolumeIdTest, ImageName) { EXPECT_EQ(ImageNameFor(kUuid), std::string("csi-vol-") + kUuid); }

@@ -1,3 +1,9 @@
+// The volume ID rule and ceph-csi's volume ID encoding: the one owner of
+// what a CSI volume ID may be. The Node's request parsers, the supervisor's
+// map requests and the node journal's file names all check it here.
+//
+// ValidateVolumeId: every volume ID nbdkeeper accepts, dynamic or static.
+//
 // VolumeId: ceph-csi's CSI volume ID, "<version>-<cluster id length>-
 // <cluster id>-<pool id>-<object uuid>" (docs/ceph-csi-compat.md).
 //
@@ -20,6 +26,17 @@ namespace nbdk {
 // field but the cluster ID, with the four separators).
 inline constexpr size_t kMaxVolumeIdLength = 128;
 inline constexpr size_t kVolumeIdFixedLength = 64;
+
+// The one volume ID rule: [A-Za-z0-9._-]{1,128}, not starting with '.' or
+// '-'. The ID names the staging mount point, log, key and journal files and
+// is the rbd-nbd cookie, so it must be a safe file name and never read as an
+// option. A ceph-csi ID meets it when its cluster ID does (the Controller
+// refuses a cluster ID that does not: csi/controller_request.cc); a static
+// volume's ID is its image name, so such an image needs a name of these
+// characters too.
+// InvalidArgument naming why: "volume_id: missing", "volume_id: 129 bytes,
+// longer than 128", "volume_id 'a/b': only [A-Za-z0-9._-] allowed".
+Status ValidateVolumeId(std::string_view volume_id);
 
 struct VolumeId {
   uint16_t encoding_version = 1;  // only 1 exists

@@ -1,5 +1,6 @@
-#include "csi/volume_id.h"
+#include "journal/volume_id.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -53,6 +54,11 @@ bool IsCanonicalUuid(std::string_view u) {
   return true;
 }
 
+bool IsIdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
 Status ExpectDash(std::string_view id, size_t at, std::string_view after) {
   if (id[at] == '-') return Status::Ok();
   return Invalid("expected '-' after the " + std::string(after) + " at offset " + std::to_string(at) + ", found " +
@@ -60,6 +66,20 @@ Status ExpectDash(std::string_view id, size_t at, std::string_view after) {
 }
 
 }  // namespace
+
+Status ValidateVolumeId(std::string_view id) {
+  if (id.empty()) return Status::InvalidArgument("volume_id: missing");
+  if (id.size() > kMaxVolumeIdLength) {
+    return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
+  }
+  if (id.front() == '.' || id.front() == '-') {
+    return Status::InvalidArgument("volume_id '" + std::string(id) + "': starts with '" + id.front() + "'");
+  }
+  if (!std::all_of(id.begin(), id.end(), IsIdChar)) {
+    return Status::InvalidArgument("volume_id '" + std::string(id) + "': only [A-Za-z0-9._-] allowed");
+  }
+  return Status::Ok();
+}
 
 Result<VolumeId> DecodeVolumeId(std::string_view id) {
   if (id.size() > kMaxVolumeIdLength) {

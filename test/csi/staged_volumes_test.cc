@@ -1,0 +1,31 @@
+// StagedVolumes' operation lock (csi/staged_volumes.h), which is an OpLocks
+// keyed "volume <id>" (csi/op_locks.h).
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "test/csi/node_fixture.h"
+
+namespace nbdk::testing {
+namespace {
+
+using StagedVolumesTest = NodeTest;
+
+TEST_F(StagedVolumesTest, OneOperationPerVolume) {
+  std::optional<VolumeOpLock> first = Lock();
+  Result<VolumeOpLock> second = volumes_->Lock(kVolume);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kAborted);
+  EXPECT_EQ(second.status().message(), std::string("operation pending for volume ") + kVolume);
+  EXPECT_TRUE(volumes_->Lock("vol-2").ok());
+  first.reset();
+  EXPECT_TRUE(volumes_->Lock(kVolume).ok());
+}
+
+TEST_F(StagedVolumesTest, LockMayOutliveTheVolumes) {
+  VolumeOpLock lock = Lock();
+  volumes_.reset();
+}
+
+}  // namespace
+}  // namespace nbdk::testing
