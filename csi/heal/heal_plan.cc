@@ -1,4 +1,4 @@
-#include "journal/heal_plan.h"
+#include "csi/heal/heal_plan.h"
 
 #include <algorithm>
 
