@@ -1,7 +1,7 @@
 // AttachPidJournal: keeps each staged volume's journaled rbd_nbd_pid on the
 // `rbd-nbd attach` a re-attach spawned. After a daemon restart only a
 // journaled attach is adopted (sysfs still names the original map:
-// journal/heal_plan.h), so without this a restart after any re-attach would
+// csi/heal/heal_plan.h), so without this a restart after any re-attach would
 // leave the volume's server unsupervised.
 //
 // The update takes the volume's operation lock like a CSI call. While

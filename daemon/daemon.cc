@@ -14,7 +14,7 @@
 #include "csi/identity_service.h"
 #include "csi/node_service.h"
 #include "csi/rpc.h"
-#include "csi/volume_healer.h"
+#include "csi/heal/volume_healer.h"
 #include "daemon/base/event_loop.h"
 #include "daemon/health_server.h"
 #include "daemon/base/log.h"

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "journal/heal_plan.h"
+#include "csi/heal/heal_plan.h"
 
 namespace nbdk {
 namespace {
@@ -49,7 +49,7 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
   WriteJsonMember(w, "output_tail", s.output_tail);
 }
 
-// The same test and word as the healer's (journal/heal_plan.h): nothing of
+// The same test and word as the healer's (csi/heal/heal_plan.h): nothing of
 // an earlier boot's mapping exists now, so the old device is not shown as
 // the volume's.
 void WriteStaleBoot(const VolumeRecord& r, JsonWriter& w) {

@@ -1,7 +1,6 @@
 # nbdk_node_journal: the durable node journal - one checksummed file per
 # staged volume (VolumeRecord), written with temp file + fsync + rename.
 add_library(nbdk_node_journal STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/heal_plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_boot_id.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_crc32c.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_journal.cc

@@ -1,5 +1,10 @@
 #include "supervisor/rbd_nbd_argv.h"
 
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+
 #include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/map_options.h"
@@ -73,5 +78,102 @@ std::optional<std::string> ParseDeviceLine(std::string_view line) {
   return std::string(device);
 }
 
+namespace {
+
+Status ArgvError(const std::string& what) { return Status::InvalidArgument("rbd-nbd argv: " + what); }
+
+std::vector<std::string> Split(const std::string& s, char separator) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t end = s.find(separator, start);
+    parts.push_back(s.substr(start, end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// "pool/image" or "pool/namespace/image", as ImageSpec::Path writes it.
+Status ReadImagePath(const std::string& path, ImageSpec* image) {
+  std::vector<std::string> parts = Split(path, '/');
+  bool empty_part = std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
+  if (parts.size() < 2 || parts.size() > 3 || empty_part) {
+    return ArgvError("image '" + path + "' is not pool/[namespace/]image");
+  }
+  image->pool = parts.front();
+  image->rados_namespace = parts.size() == 3 ? parts[1] : "";
+  image->image = parts.back();
+  return Status::Ok();
+}
+
+// The options the builders write with a value in the next token.
+constexpr std::string_view kValued[] = {"--device", "--cookie", "--reattach-timeout", "--id",
+                                        "--keyfile", "--mon_host", "-c"};
+
+}  // namespace
+
+Result<RbdNbdCommandLine> ParseRbdNbdArgv(const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return ArgvError("no command");
+  RbdNbdCommandLine line;
+  line.program = argv[0];
+  line.command = argv[1];
+  bool unmap = line.command == "unmap";
+  if (!unmap && line.command != "map" && line.command != "attach") {
+    return ArgvError("command '" + line.command + "' is not map, attach or unmap");
+  }
+  MapRequest& r = line.request;
+  std::map<std::string, std::string, std::less<>> values;
+  std::vector<std::string> positionals;
+  bool netlink = false;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    const std::string& token = argv[i];
+    if (std::find(std::begin(kValued), std::end(kValued), token) != std::end(kValued)) {
+      if (i + 1 == argv.size()) return ArgvError(token + " without a value");
+      if (!values.emplace(token, argv[i + 1]).second) return ArgvError(token + " given twice");
+      ++i;
+    } else if (token == "-f") {
+      line.foreground = true;
+    } else if (token == "--read-only") {
+      r.read_only = true;
+    } else if (token == "--try-netlink" && !netlink) {
+      netlink = true;  // the builders' own; a map option may repeat it
+    } else if (token == "--rbd_cache=false" || token == "--err_to_stderr=true") {
+      continue;  // the builders' own, always written
+    } else if (token.starts_with('-')) {
+      r.map_options.push_back(token);
+    } else {
+      positionals.push_back(token);
+    }
+  }
+  auto value = [&](std::string_view option) {
+    auto it = values.find(option);
+    return it == values.end() ? std::string() : it->second;
+  };
+  line.device = value("--device");
+  r.cookie = value("--cookie");
+  r.image.user_id = value("--id");
+  r.image.keyfile = value("--keyfile");
+  r.image.ceph_conf = value("-c");
+  if (values.contains("--mon_host")) r.image.monitors = Split(value("--mon_host"), ',');
+  if (values.contains("--reattach-timeout")) {
+    std::string seconds = value("--reattach-timeout");
+    const char* end = seconds.data() + seconds.size();
+    auto [stop, error] = std::from_chars(seconds.data(), end, line.reattach_timeout_s);
+    if (seconds.empty() || error != std::errc() || stop != end) {
+      return ArgvError("--reattach-timeout '" + seconds + "' is not a number of seconds");
+    }
+  }
+  std::string what = unmap ? "device" : "image";
+  if (positionals.empty()) return ArgvError(line.command + " names no " + what);
+  if (positionals.size() > 1) {
+    return ArgvError(line.command + " names more than one " + what + ": '" + positionals[0] + "' and '" +
+                     positionals[1] + "'");
+  }
+  if (unmap) {
+    line.device = positionals[0];
+    return line;
+  }
+  NBDK_RETURN_IF_ERROR(ReadImagePath(positionals[0], &r.image));
+  return line;
+}
 
 }  // namespace nbdk

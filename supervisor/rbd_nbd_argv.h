@@ -1,4 +1,5 @@
-// rbd_nbd_argv: request validation and the exact rbd-nbd 16.2 command lines.
+// rbd_nbd_argv: request validation and the exact rbd-nbd 16.2 command lines,
+// written (for a spawn) and read back (for a server found after a restart).
 //
 // Map and attach of one volume share every option (same cookie, user,
 // keyfile, monitors, conf, user options), so an attach re-creates the
@@ -9,6 +10,7 @@
 // reads it from --keyfile.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,5 +38,33 @@ std::vector<std::string> RbdNbdUnmapArgv(const SupervisorConfig& config, const s
 // The device rbd-nbd prints when the connection is up: "/dev/nbdN",
 // optionally followed by " <cookie>" (--show-cookie). nullopt otherwise.
 std::optional<std::string> ParseDeviceLine(std::string_view line);
+
+// An rbd-nbd command line read back (/proc/<pid>/cmdline of a server found
+// after a restart): the inverse of the three builders above for every field
+// they write.
+struct RbdNbdCommandLine {
+  std::string program;  // argv[0]: SupervisorConfig::rbd_nbd_path
+  std::string command;  // "map", "attach" or "unmap"
+  bool foreground = false;          // -f
+  uint32_t reattach_timeout_s = 0;  // --reattach-timeout; 0 when absent
+  std::string device;               // attach: --device; unmap: its argument
+  // The image (pool/[namespace/]image, --id, --keyfile, --mon_host, -c),
+  // --read-only, the map options and --cookie; volume_id is not in argv
+  // and stays empty.
+  MapRequest request;
+};
+
+// Reads `argv` as the builders write it: --device, --cookie,
+// --reattach-timeout, --id, --keyfile, --mon_host and -c take the next
+// token; -f and --read-only are flags; --try-netlink, --rbd_cache=false
+// and --err_to_stderr=true are the builders' own (only the first
+// --try-netlink: a map option may repeat it); every other token starting
+// with '-' is a map option; the one token that does not is the image (the
+// device for unmap). The allow-list is not applied: this reads, it does not
+// validate. InvalidArgument naming what is wrong: no command, a command
+// other than map, attach or unmap, an option without its value or given
+// twice, a --reattach-timeout that is not a number of seconds, no image or
+// two, an image that is not pool/[namespace/]image.
+Result<RbdNbdCommandLine> ParseRbdNbdArgv(const std::vector<std::string>& argv);
 
 }  // namespace nbdk

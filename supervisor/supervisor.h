@@ -70,7 +70,7 @@ class Supervisor {
   // or the device is already supervised.
   Status Adopt(AdoptRequest request);
 
-  // The two other outcomes of healing after a restart (csi/volume_healer.h);
+  // The two other outcomes of healing after a restart (csi/heal/volume_healer.h);
   // same validation and AlreadyExists errors as Adopt, request.pid ignored.
   // Reattach: the server is gone, the kernel still holds the device with
   // our cookie: re-attach it at once (a dead pid is never watched: it may
@@ -83,7 +83,7 @@ class Supervisor {
   // `cb(volume_id, pid)` runs each time a re-attach spawns `rbd-nbd
   // attach`: that process becomes the server if it connects, and after a
   // daemon restart only a journaled attach pid is adopted (sysfs still
-  // names the original map; journal/heal_plan.h). Journaled at the spawn,
+  // names the original map; csi/heal/heal_plan.h). Journaled at the spawn,
   // not at the connect, so a crash in between still finds it.
   void SetAttachSpawned(std::function<void(const std::string& volume_id, int pid)> cb) {
     attach_spawned_ = std::move(cb);

@@ -1,7 +1,8 @@
 // /proc/<pid>/cmdline of a process that may be rbd-nbd
-// (csi/heal_evidence.h ParseCmdline), and the heal decision over its argv
-// (journal/heal_plan.h ServesRecord and PlanHeal).
-#include "csi/heal_evidence.h"
+// (csi/heal/heal_evidence.h ParseCmdline), and the heal decision over its argv
+// (csi/heal/heal_plan.h ServesRecord and PlanHeal, which read it with
+// supervisor/rbd_nbd_argv.h ParseRbdNbdArgv).
+#include "csi/heal/heal_evidence.h"
 #include "test/fuzz/fuzz_input.h"
 
 namespace {

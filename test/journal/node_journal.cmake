@@ -9,6 +9,3 @@ nbdk_add_test(node_journal_test
     ${CMAKE_CURRENT_LIST_DIR}/volume_id_test.cc
   LIBS nbdk_node_journal)
 target_include_directories(node_journal_test PRIVATE ${RAPIDJSON_INCLUDE})
-
-# The start-up healing decision (journal/heal_plan.h): pure, host only.
-nbdk_add_test(heal_plan_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/heal_plan_test.cc LIBS nbdk_node_journal)

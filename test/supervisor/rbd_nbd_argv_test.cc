@@ -1,5 +1,5 @@
-// Unit tests for the pure pieces: argv validation, device lines, backoff,
-// log file trimming, pidfd watch.
+// Unit tests for the pure pieces: argv validation, argv written and read
+// back, device lines, backoff, log file trimming, pidfd watch.
 #include "supervisor/rbd_nbd_argv.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +60,114 @@ TEST(RbdNbdArgvTest, DeviceLines) {
   EXPECT_FALSE(ParseDeviceLine("/dev/sda1"));
   EXPECT_FALSE(ParseDeviceLine("rbd-nbd: failed"));
   EXPECT_EQ(*NbdDeviceIndex("/dev/nbd7"), 7);
+}
+
+SupervisorConfig ArgvConfig() {
+  SupervisorConfig c;
+  c.rbd_nbd_path = "/usr/bin/rbd-nbd";
+  c.reattach_timeout_s = 300;
+  return c;
+}
+
+// Every field the builders write, each in a form they write differently.
+std::vector<MapRequest> Requests() {
+  MapRequest plain;
+  plain.image = {"rbd", "", "csi-vol-a", {}, "", "csi", "/run/k"};
+  MapRequest full;
+  full.image = {"pool", "tenant", "img", {"10.0.0.1:6789", "[::1]:3300"}, "/etc/ceph/x.conf", "u", "/k"};
+  full.read_only = true;
+  // --try-netlink again: the builders write it as well.
+  full.map_options = {"--exclusive", "--io-timeout=0", "--try-netlink"};
+  return {plain, full};
+}
+
+void ExpectReadBack(const MapRequest& got, const MapRequest& built, const std::string& cookie) {
+  EXPECT_EQ(got.volume_id, "");  // not in argv
+  EXPECT_EQ(got.image.Path(), built.image.Path());
+  EXPECT_EQ(got.image.pool, built.image.pool);
+  EXPECT_EQ(got.image.rados_namespace, built.image.rados_namespace);
+  EXPECT_EQ(got.image.image, built.image.image);
+  EXPECT_EQ(got.image.monitors, built.image.monitors);
+  EXPECT_EQ(got.image.ceph_conf, built.image.ceph_conf);
+  EXPECT_EQ(got.image.user_id, built.image.user_id);
+  EXPECT_EQ(got.image.keyfile, built.image.keyfile);
+  EXPECT_EQ(got.read_only, built.read_only);
+  EXPECT_EQ(got.map_options, built.map_options);
+  EXPECT_EQ(got.cookie, cookie);
+}
+
+TEST(RbdNbdArgvTest, AMapReadsBackAsItWasBuilt) {
+  SupervisorConfig c = ArgvConfig();
+  for (const MapRequest& r : Requests()) {
+    auto line = ParseRbdNbdArgv(RbdNbdMapArgv(c, r, "c1"));
+    ASSERT_TRUE(line.ok()) << line.status().ToString();
+    EXPECT_EQ(line->program, "/usr/bin/rbd-nbd");
+    EXPECT_EQ(line->command, "map");
+    EXPECT_TRUE(line->foreground);
+    EXPECT_EQ(line->reattach_timeout_s, 300u);
+    EXPECT_EQ(line->device, "");
+    ExpectReadBack(line->request, r, "c1");
+  }
+}
+
+TEST(RbdNbdArgvTest, AnAttachReadsBackWithItsDevice) {
+  SupervisorConfig c = ArgvConfig();
+  for (const MapRequest& r : Requests()) {
+    auto line = ParseRbdNbdArgv(RbdNbdAttachArgv(c, r, "c1", "/dev/nbd3"));
+    ASSERT_TRUE(line.ok()) << line.status().ToString();
+    EXPECT_EQ(line->command, "attach");
+    EXPECT_TRUE(line->foreground);
+    EXPECT_EQ(line->device, "/dev/nbd3");
+    EXPECT_EQ(line->reattach_timeout_s, 300u);
+    ExpectReadBack(line->request, r, "c1");
+  }
+}
+
+TEST(RbdNbdArgvTest, AnUnmapReadsBackWithItsDevice) {
+  auto line = ParseRbdNbdArgv(RbdNbdUnmapArgv(ArgvConfig(), "/dev/nbd1"));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(line->program, "/usr/bin/rbd-nbd");
+  EXPECT_EQ(line->command, "unmap");
+  EXPECT_FALSE(line->foreground);
+  EXPECT_EQ(line->device, "/dev/nbd1");
+}
+
+// A server another nbdkeeper version started (without --err_to_stderr, with
+// an option this one never writes) still reads.
+TEST(RbdNbdArgvTest, OptionsItDoesNotWriteAreReadAsMapOptions) {
+  auto line = ParseRbdNbdArgv({"rbd-nbd", "map", "-f", "--cookie", "c1", "--show-cookie", "--id", "u", "rbd/img"});
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(line->request.map_options, (std::vector<std::string>{"--show-cookie"}));
+  EXPECT_EQ(line->request.image.Path(), "rbd/img");
+  EXPECT_EQ(line->reattach_timeout_s, 0u);
+}
+
+TEST(RbdNbdArgvTest, MalformedArgvNamesWhatIsWrong) {
+  auto error = [](std::vector<std::string> argv) {
+    auto line = ParseRbdNbdArgv(argv);
+    EXPECT_EQ(line.status().code(), Code::kInvalidArgument);
+    return line.status().message();
+  };
+  EXPECT_EQ(error({}), "rbd-nbd argv: no command");
+  EXPECT_EQ(error({"rbd-nbd"}), "rbd-nbd argv: no command");
+  EXPECT_EQ(error({"rbd-nbd", "list-mapped"}), "rbd-nbd argv: command 'list-mapped' is not map, attach or unmap");
+  EXPECT_EQ(error({"rbd-nbd", "map", "rbd/img", "--cookie"}), "rbd-nbd argv: --cookie without a value");
+  EXPECT_EQ(error({"rbd-nbd", "map", "--cookie", "a", "--cookie", "b", "rbd/img"}),
+            "rbd-nbd argv: --cookie given twice");
+  EXPECT_EQ(error({"rbd-nbd", "map", "--reattach-timeout", "5m", "rbd/img"}),
+            "rbd-nbd argv: --reattach-timeout '5m' is not a number of seconds");
+  EXPECT_EQ(error({"rbd-nbd", "map", "--reattach-timeout", "", "rbd/img"}),
+            "rbd-nbd argv: --reattach-timeout '' is not a number of seconds");
+  EXPECT_EQ(error({"rbd-nbd", "map", "-f", "--cookie", "c1"}), "rbd-nbd argv: map names no image");
+  EXPECT_EQ(error({"rbd-nbd", "attach", "rbd/a", "rbd/b"}),
+            "rbd-nbd argv: attach names more than one image: 'rbd/a' and 'rbd/b'");
+  EXPECT_EQ(error({"rbd-nbd", "unmap"}), "rbd-nbd argv: unmap names no device");
+  EXPECT_EQ(error({"rbd-nbd", "unmap", "/dev/nbd1", "/dev/nbd2"}),
+            "rbd-nbd argv: unmap names more than one device: '/dev/nbd1' and '/dev/nbd2'");
+  for (const char* image : {"img", "rbd/", "/img", "rbd//img", "a/b/c/d"}) {
+    EXPECT_EQ(error({"rbd-nbd", "map", image}),
+              std::string("rbd-nbd argv: image '") + image + "' is not pool/[namespace/]image");
+  }
 }
 
 TEST(ReattachBackoffTest, FirstIsImmediateThenDoublesUpToTheCap) {

@@ -87,8 +87,9 @@ struct HealPlan {
 std::string_view HealActionName(HealAction action);
 
 // Whether `process` is an rbd-nbd map or attach for `record`: argv[0]'s
-// basename is "rbd-nbd", the command is map or attach, `--cookie` is
-// followed by record.cookie and the image "pool/[ns/]image" is an argument.
+// basename is "rbd-nbd", its argv reads (ParseRbdNbdArgv,
+// supervisor/rbd_nbd_argv.h) as a map or attach whose --cookie is
+// record.cookie and whose image is the record's "pool/[ns/]image".
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record);
 
 // Why `process`, which ServesRecord, must not be adopted (see the top of

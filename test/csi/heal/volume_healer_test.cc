@@ -1,10 +1,10 @@
-// Healing after a daemon restart (csi/volume_healer.h) on the host: a
+// Healing after a daemon restart (csi/heal/volume_healer.h) on the host: a
 // staged volume's rbd-nbd outlives the daemon (the Supervisor lets go of
 // it), a fake /proc and sysfs show it, and HealVolumes adopts it, journals
 // its pid and remounts what is missing - failing at every step in turn.
 // A failed step is counted and logged, the rest still runs, and the record
 // stays journaled as staged (healing never forgets a volume).
-#include "csi/volume_healer.h"
+#include "csi/heal/volume_healer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

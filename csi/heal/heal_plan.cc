@@ -1,6 +1,8 @@
-#include "journal/heal_plan.h"
+#include "csi/heal/heal_plan.h"
 
-#include <algorithm>
+#include <optional>
+
+#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -12,6 +14,14 @@ std::string ImagePath(const VolumeRecord& r) {
 std::string_view Basename(std::string_view path) {
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The command line of an rbd-nbd map or attach; nullopt for anything else.
+std::optional<RbdNbdCommandLine> ServerCommandLine(const RbdNbdProcess& process) {
+  if (process.argv.empty() || Basename(process.argv[0]) != "rbd-nbd") return std::nullopt;
+  auto line = ParseRbdNbdArgv(process.argv);
+  if (!line.ok() || line->command == "unmap") return std::nullopt;
+  return std::move(*line);
 }
 
 }  // namespace
@@ -29,15 +39,8 @@ std::string_view HealActionName(HealAction action) {
 }
 
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record) {
-  const std::vector<std::string>& argv = process.argv;
-  if (argv.size() < 2 || Basename(argv[0]) != "rbd-nbd") return false;
-  if (argv[1] != "map" && argv[1] != "attach") return false;
-  bool cookie = false;
-  for (size_t i = 2; i + 1 < argv.size(); ++i) {
-    if (argv[i] == "--cookie" && argv[i + 1] == record.cookie) cookie = true;
-  }
-  std::string image = ImagePath(record);
-  return cookie && std::find(argv.begin() + 2, argv.end(), image) != argv.end();
+  std::optional<RbdNbdCommandLine> line = ServerCommandLine(process);
+  return line && line->request.cookie == record.cookie && line->request.image.Path() == ImagePath(record);
 }
 
 std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const NbdDeviceView& device,
@@ -52,15 +55,15 @@ std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const
     return who + " runs as uid " + std::to_string(p.uid) + "/" + std::to_string(p.euid) + ", not " +
            std::to_string(expected.uid);
   }
-  if (p.argv[1] == "map") {
+  std::optional<RbdNbdCommandLine> line = ServerCommandLine(p);
+  if (!line) return who + " is not an rbd-nbd map or attach";
+  if (line->command == "map") {
     if (p.pid == device.pid) return "";
     return who + " is a map but " + r.nbd_device + " was connected by pid " + std::to_string(device.pid);
   }
   // An attach: sysfs still names the original map (see the top of heal_plan.h).
   if (p.pid != r.rbd_nbd_pid) return who + " is an attach, not the journaled pid " + std::to_string(r.rbd_nbd_pid);
-  for (size_t i = 2; i + 1 < p.argv.size(); ++i) {
-    if (p.argv[i] == "--device" && p.argv[i + 1] == r.nbd_device) return "";
-  }
+  if (line->device == r.nbd_device) return "";
   return who + " is an attach without --device " + r.nbd_device;
 }
 

@@ -1,5 +1,5 @@
 // PlanHeal: one test per decision, from hand-made evidence.
-#include "journal/heal_plan.h"
+#include "csi/heal/heal_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Healing after the daemon's own death (csi/volume_healer.h), on the real
+// Healing after the daemon's own death (csi/heal/volume_healer.h), on the real
 // kernel nbd driver, real rbd-nbd and Ceph (runs in the test VM). Three
 // volumes - ext4, xfs, block - staged, published and written to by an
 // O_DIRECT writer each while:

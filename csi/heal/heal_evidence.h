@@ -1,5 +1,5 @@
 // HealEvidence: what the kernel and /proc say about journaled volumes, read
-// for PlanHeal (journal/heal_plan.h) when the daemon starts.
+// for PlanHeal (csi/heal/heal_plan.h) when the daemon starts.
 //
 // Everything here BLOCKS (file reads, a probe read of a device) and runs
 // off the loop - through EventLoop::RunBlocking, or RunDetached for the
@@ -16,7 +16,7 @@
 
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
-#include "journal/heal_plan.h"
+#include "csi/heal/heal_plan.h"
 
 namespace nbdk {
 
@@ -25,7 +25,7 @@ struct HealEvidenceOptions {
   std::string sysfs_root = "/sys";
   // The rbd-nbd the supervisor runs (a bare name is looked up in PATH, as
   // the spawn does) and the uid its children run as: a server is adopted
-  // only if it matches both (journal/heal_plan.h). The daemon's own uid:
+  // only if it matches both (csi/heal/heal_plan.h). The daemon's own uid:
   // root in production; an unprivileged test's children run as the test.
   std::string rbd_nbd_path = "rbd-nbd";
   int64_t server_uid = static_cast<int64_t>(::geteuid());

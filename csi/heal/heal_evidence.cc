@@ -1,4 +1,4 @@
-#include "csi/heal_evidence.h"
+#include "csi/heal/heal_evidence.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 // nbdkeeperd starts, before it reports ready - with no Kubernetes API, from
 // the node journal, the kernel and /proc alone.
 //
-// For each record, PlanHeal (journal/heal_plan.h) over HealEvidence decides:
+// For each record, PlanHeal (csi/heal/heal_plan.h) over HealEvidence decides:
 //  - Adopt: Supervisor::Adopt watches the live rbd-nbd through a pidfd;
 //  - Reattach: Supervisor::Reattach attaches the same /dev/nbdN with the
 //    same cookie at once;
@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "csi/heal_evidence.h"
+#include "csi/heal/heal_evidence.h"
 #include "csi/node_context.h"
 
 namespace nbdk {

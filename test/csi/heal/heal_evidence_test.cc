@@ -1,5 +1,5 @@
 // HealEvidence over a fake /proc and a fake sysfs tree.
-#include "csi/heal_evidence.h"
+#include "csi/heal/heal_evidence.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

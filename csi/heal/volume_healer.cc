@@ -1,4 +1,4 @@
-#include "csi/volume_healer.h"
+#include "csi/heal/volume_healer.h"
 
 #include <memory>
 #include <optional>
