@@ -5,7 +5,7 @@
 #include "csi/controller_operations.h"
 #include "csi/rbd_clone.h"
 #include "csi/rbd_image.h"
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 namespace nbdk {
 namespace {

@@ -4,9 +4,9 @@
 
 #include "csi/clone_operations.h"
 #include "csi/rbd_image.h"
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
 #include "journal/omap_volume_journal.h"
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 namespace nbdk {
 

@@ -10,7 +10,7 @@
 
 #include "csi/rbd_image.h"
 #include "daemon/base/log.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "netlink/nbd_resize.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"

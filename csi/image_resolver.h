@@ -15,7 +15,7 @@
 
 #include "csi/node_request.h"
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 #include "supervisor/image_spec.h"
 
 namespace nbdk {

@@ -9,9 +9,9 @@
 #include "csi/controller_operations.h"
 #include "csi/rbd_clone.h"
 #include "csi/volume_id.h"
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
 #include "journal/omap_volume_journal.h"
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 namespace nbdk {
 namespace {

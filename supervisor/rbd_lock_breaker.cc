@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "daemon/base/log.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "supervisor/ceph_address.h"
 
 namespace nbdk {

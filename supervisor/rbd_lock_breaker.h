@@ -18,8 +18,8 @@
 #include <functional>
 
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_clients.h"
+#include "journal/ceph/rados_config.h"
 #include "supervisor/lock_breaker.h"
 
 namespace nbdk {

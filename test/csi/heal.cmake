@@ -11,7 +11,7 @@ add_dependencies(heal_daemon_test nbdkeeperd)
 add_executable(heal_vm_test ${CMAKE_CURRENT_LIST_DIR}/heal_vm_test.cc ${CMAKE_CURRENT_LIST_DIR}/node_vm_fixture.cc)
 target_include_directories(heal_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
 target_link_libraries(heal_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
 target_compile_definitions(heal_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(heal_vm_test nbdkeeperd)
 nbdk_add_vm_test(NAME heal_vm COMMAND $<TARGET_FILE:heal_vm_test> TIMEOUT 600)

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "csi/volume_id.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "csi/volume_id.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "csi/volume_id.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
 

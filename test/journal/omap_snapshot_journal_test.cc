@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "journal/omap_volume_journal.h"
-#include "journal/omap_volume_keys.h"
-#include "test/journal/fake_omap_store.h"
+#include "journal/ceph/omap_volume_keys.h"
+#include "test/journal/ceph/fake_omap_store.h"
 
 namespace nbdk {
 namespace {

@@ -1,4 +1,4 @@
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_config.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

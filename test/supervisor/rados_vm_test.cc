@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_clients.h"
+#include "journal/ceph/rados_cluster.h"
 #include "supervisor/ceph_address.h"
 #include "supervisor/rbd_lock_breaker.h"
 

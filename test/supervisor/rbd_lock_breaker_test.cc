@@ -12,7 +12,7 @@
 
 #include "daemon/base/event_loop.h"
 #include "daemon/base/uv_handle.h"
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 
 namespace nbdk {
 namespace {
