@@ -5,7 +5,7 @@
 #include <cctype>
 
 #include "csi/map_options.h"
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 #include "supervisor/map_options.h"
 #include "supervisor/rbd_nbd_argv.h"
 

@@ -13,7 +13,7 @@
 
 #include "daemon/base/log.h"
 #include "journal/ceph/rados_cluster.h"
-#include "supervisor/ceph_address.h"
+#include "journal/ceph/ceph_address.h"
 
 namespace nbdk {
 namespace {
