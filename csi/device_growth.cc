@@ -59,14 +59,8 @@ Result<uint64_t> BlockDeviceBytes(const std::string& device) {
 
 void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::function<void(Result<DeviceGrowth>)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
-  RadosConfig config;
-  config.ceph_conf = record.ceph_conf_path;
-  config.monitors = record.monitors;
-  config.user_id = record.user_id;
-  config.keyfile = record.keyfile_path;
-  config.timeout_s = node.options.resolve.rados_timeout_s;
   EventLoop* loop = &node.loop;
-  node.rados.Get(config, [loop, record, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
+  node.rados.Get(RadosConfigForImage(RecordedImage(record), node.options.resolve.rados_timeout_s), [loop, record, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
     if (!cluster.ok()) return done(cluster.status().WithContext("read the size of image " + record.image));
     auto out = std::make_shared<Result<DeviceGrowth>>(Status::Internal("not run"));
     loop->RunBlocking([out, cluster = *cluster, record] { *out = GrowDeviceBlocking(cluster, record); },

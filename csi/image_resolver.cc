@@ -66,13 +66,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }
-    RadosConfig rc;
-    rc.ceph_conf = image.ceph_conf;
-    rc.monitors = image.monitors;
-    rc.user_id = image.user_id;
-    rc.keyfile = keyfile;
-    rc.timeout_s = r->options.rados_timeout_s;
-    clients->Get(rc, [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
+    clients->Get(RadosConfigForImage(image, r->options.rados_timeout_s), [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
       if (!cluster.ok()) return r->done(cluster.status());
       auto status = std::make_shared<Status>();
       l->RunBlocking([r, cluster = *cluster, status] { *status = LookUpInCluster(cluster, *r); }, [r, status] {

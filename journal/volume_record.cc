@@ -167,6 +167,18 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
 
 }  // namespace
 
+ImageSpec RecordedImage(const VolumeRecord& record) {
+  ImageSpec image;
+  image.pool = record.pool;
+  image.rados_namespace = record.rados_namespace;
+  image.image = record.image;
+  image.monitors = record.monitors;
+  image.ceph_conf = record.ceph_conf_path;
+  image.user_id = record.user_id;
+  image.keyfile = record.keyfile_path;
+  return image;
+}
+
 std::string EncodeVolumeRecord(const VolumeRecord& r) {
   rapidjson::StringBuffer buf;
   Writer w(buf);

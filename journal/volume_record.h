@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk {
 
@@ -66,6 +67,10 @@ struct VolumeRecord {
 // Staged: mapped and mounted, as the record says.
 inline constexpr std::string_view kStaging = "staging";
 inline constexpr std::string_view kStaged = "staged";
+
+// The image `record` maps, as the cluster is reached: pool, namespace,
+// image, monitors, ceph.conf, cephx user and key file.
+ImageSpec RecordedImage(const VolumeRecord& record);
 
 // Compact JSON with one member per field, named as above.
 std::string EncodeVolumeRecord(const VolumeRecord& record);

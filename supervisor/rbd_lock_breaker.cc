@@ -203,16 +203,6 @@ void LogOutcome(const ImageSpec& spec, Clock::time_point start, const BreakOutco
 
 }  // namespace
 
-RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
-  RadosConfig config;
-  config.ceph_conf = image.ceph_conf;
-  config.monitors = image.monitors;
-  config.user_id = image.user_id;
-  config.keyfile = image.keyfile;
-  config.timeout_s = timeout_s;
-  return config;
-}
-
 RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s)
     : loop_(loop), clients_(clients), timeout_s_(timeout_s) {}
 

@@ -24,10 +24,6 @@
 
 namespace nbdk {
 
-// The RadosConfig that reaches `image`'s cluster as its user, each cluster
-// operation bounded by `timeout_s`.
-RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
-
 class RbdLockBreaker : public LockBreaker {
  public:
   // `loop` must outlive every call in flight; a call whose `clients` is

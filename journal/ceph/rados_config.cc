@@ -63,6 +63,16 @@ std::string RadosConfig::CacheKey() const {
   return ceph_conf + "\n" + JoinMonitors(monitors, true) + "\n" + user_id;
 }
 
+RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
+  RadosConfig config;
+  config.ceph_conf = image.ceph_conf;
+  config.monitors = image.monitors;
+  config.user_id = image.user_id;
+  config.keyfile = image.keyfile;
+  config.timeout_s = timeout_s;
+  return config;
+}
+
 Status ValidateRadosConfig(const RadosConfig& config) {
   if (config.user_id.empty()) return Status::InvalidArgument("user_id: missing");
   if (config.user_id.rfind("client.", 0) == 0) {
