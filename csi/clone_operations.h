@@ -28,6 +28,10 @@
 
 namespace nbdk {
 
+// ceph-csi's defaults (--rbdhardmaxclonedepth): an image whose parent chain
+// is this long is flattened before it gets another child.
+inline constexpr int kHardMaxCloneDepth = 8;
+
 // The source of a new volume, found before the volume is reserved.
 struct ResolvedSource {
   ContentSource::Kind kind = ContentSource::Kind::kNone;

@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <memory>
 
-#include "csi/rbd_image.h"
 #include "daemon/base/log.h"
 #include "journal/ceph/rados_cluster.h"
+#include "journal/ceph/rbd_image.h"
 #include "netlink/nbd_resize.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"

@@ -6,12 +6,13 @@
 #include <map>
 #include <optional>
 
+#include "csi/clone_operations.h"
 #include "csi/controller_operations.h"
-#include "csi/rbd_clone.h"
 #include "csi/volume_id.h"
 #include "journal/ceph/omap_store.h"
-#include "journal/omap_volume_journal.h"
 #include "journal/ceph/omap_volume_keys.h"
+#include "journal/ceph/rbd_clone.h"
+#include "journal/omap_volume_journal.h"
 
 namespace nbdk {
 namespace {
