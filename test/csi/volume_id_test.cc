@@ -137,7 +137,5 @@ TEST(VolumeIdTest, ShowsUnprintableBytesSafely) {
   EXPECT_NE(r.status().message().find("'??01'"), std::string::npos) << r.status().message();
 }
 
-TEST(VolumeIdTest, ImageName) { EXPECT_EQ(ImageNameFor(kUuid), std::string("csi-vol-") + kUuid); }
-
 }  // namespace
 }  // namespace nbdk
