@@ -3,9 +3,9 @@
 #include <rbd/features.h>
 
 #include "csi/controller_operations.h"
-#include "csi/rbd_clone.h"
-#include "csi/rbd_image.h"
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_volume_keys.h"
+#include "journal/ceph/rbd_clone.h"
+#include "journal/ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {

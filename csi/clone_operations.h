@@ -24,9 +24,13 @@
 
 #include "csi/controller_request.h"
 #include "daemon/base/status.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
+
+// ceph-csi's defaults (--rbdhardmaxclonedepth): an image whose parent chain
+// is this long is flattened before it gets another child.
+inline constexpr int kHardMaxCloneDepth = 8;
 
 // The source of a new volume, found before the volume is reserved.
 struct ResolvedSource {

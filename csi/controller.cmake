@@ -15,4 +15,4 @@ add_library(nbdk_controller_service STATIC
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_operations.cc
 )
 target_link_libraries(nbdk_controller_service PUBLIC
-  nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_rados nbdk_rbd_image)
+  nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_ceph)

@@ -3,10 +3,10 @@
 #include <optional>
 
 #include "csi/clone_operations.h"
-#include "csi/rbd_image.h"
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
+#include "journal/ceph/omap_volume_keys.h"
+#include "journal/ceph/rbd_image.h"
 #include "journal/omap_volume_journal.h"
-#include "journal/omap_volume_keys.h"
 
 namespace nbdk {
 
@@ -103,7 +103,7 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
                                       " is in use by watcher " + watchers->front() + "; nothing deleted");
   }
   // Snapshots and clones of the image keep it in the RBD trash until the
-  // last of them is deleted (csi/rbd_clone.h RemoveOrTrashImage).
+  // last of them is deleted (journal/ceph/rbd_clone.h RemoveOrTrashImage).
   NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, nullptr));
   if (!found->attributes) return Status::Ok();
 

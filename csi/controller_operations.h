@@ -19,8 +19,8 @@
 
 #include "csi/controller_request.h"
 #include "daemon/base/status.h"
+#include "journal/ceph/rados_cluster.h"
 #include "journal/omap_volume_journal.h"
-#include "journal/rados_cluster.h"
 
 namespace nbdk {
 

@@ -5,8 +5,8 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "journal/ceph/image_spec.h"
 #include "journal/volume_id.h"
-#include "supervisor/image_spec.h"
 
 namespace nbdk {
 namespace {

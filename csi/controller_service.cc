@@ -40,14 +40,14 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         if (!call->keyfile.ok()) return finish(call->keyfile.status().WithContext("write key file"));
         auto entry = call->config->Find(cluster_id);
         if (!entry.ok()) return finish(entry.status());
-        RadosConfig rc;
-        rc.ceph_conf = options_.resolve.ceph_conf;
-        rc.monitors = entry->monitors;
-        rc.user_id = user;
-        rc.keyfile = *call->keyfile;
-        rc.timeout_s = options_.resolve.rados_timeout_s;
+        // The cluster of the images this call works on; each names its own.
+        ImageSpec cluster_images;
+        cluster_images.monitors = entry->monitors;
+        cluster_images.ceph_conf = options_.resolve.ceph_conf;
+        cluster_images.user_id = user;
+        cluster_images.keyfile = *call->keyfile;
         std::string effective_ns = ns.empty() ? entry->rados_namespace : ns;
-        rados_.Get(rc, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
+        rados_.Get(RadosConfigForImage(cluster_images, options_.resolve.rados_timeout_s), [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
           if (!cluster.ok()) return finish(cluster.status());
           loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
                            [call, finish] { finish(call->status); });

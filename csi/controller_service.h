@@ -22,7 +22,7 @@
 #include "csi/op_locks.h"
 #include "csi/proto/csi.grpc.pb.h"
 #include "csi/rpc.h"
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 
 namespace nbdk {
 

@@ -1,76 +1,44 @@
 #include "csi/device_growth.h"
 
-#include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <memory>
 
-#include "csi/rbd_image.h"
-#include "daemon/base/log.h"
-#include "journal/rados_cluster.h"
-#include "netlink/nbd_resize.h"
-#include "netlink/nbd_sysfs.h"
-#include "supervisor/rbd_nbd_argv.h"
+#include "journal/ceph/rados_cluster.h"
+#include "journal/ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {
 
-Result<DeviceGrowth> GrowDeviceBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRecord& record) {
+// BLOCKING. The size of `record`'s image; NotFound when it is gone.
+Result<uint64_t> ImageBytes(const std::shared_ptr<RadosCluster>& cluster, const VolumeRecord& record) {
   auto io = IoCtx::Open(cluster, record.pool, record.rados_namespace);
   if (!io.ok()) return io.status();
   auto image = ImageSize(*io, record.image);
   if (!image.ok()) return image.status();
   if (!*image) return Status::NotFound("image " + record.image + " in " + io->description() + " no longer exists");
-  auto device = BlockDeviceBytes(record.nbd_device);
-  if (!device.ok()) return device.status();
-  DeviceGrowth growth{**image, *device};
-  if (growth.image_bytes <= growth.device_bytes) return growth;
-
-  auto index = NbdDeviceIndex(record.nbd_device);
-  if (!index.ok()) return index.status();
-  // The identifier the kernel compares with is the one it holds: read it
-  // rather than trust the journal's cookie.
-  auto backend = ReadNbdBackendCookie(*index);
-  if (!backend.ok() && backend.status().code() != Code::kNotFound) return backend.status();
-  NBDK_RETURN_IF_ERROR(ResizeNbdDevice(*index, growth.image_bytes, backend.ok() ? *backend : std::string()));
-  auto grown = BlockDeviceBytes(record.nbd_device);
-  if (!grown.ok()) return grown.status();
-  growth.device_bytes = *grown;
-  NBDK_LOG_INFO("volume_device_grown",
-                {{"volume", record.volume_id}, {"device", record.nbd_device}, {"bytes", growth.device_bytes}});
-  return growth;
+  return **image;
 }
 
 }  // namespace
 
-Result<uint64_t> BlockDeviceBytes(const std::string& device) {
-  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + device);
-  uint64_t bytes = 0;
-  int rc = ::ioctl(fd, BLKGETSIZE64, &bytes);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::FromErrno(err, "size of " + device);
-  return bytes;
-}
-
 void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::function<void(Result<DeviceGrowth>)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
-  RadosConfig config;
-  config.ceph_conf = record.ceph_conf_path;
-  config.monitors = record.monitors;
-  config.user_id = record.user_id;
-  config.keyfile = record.keyfile_path;
-  config.timeout_s = node.options.resolve.rados_timeout_s;
   EventLoop* loop = &node.loop;
-  node.rados.Get(config, [loop, record, done = std::move(done)](Result<std::shared_ptr<RadosCluster>> cluster) {
+  Supervisor* supervisor = &node.supervisor;
+  auto grow = [supervisor, record, done](uint64_t image_bytes) {
+    supervisor->GrowDevice(record.volume_id, image_bytes, [image_bytes, done](Result<uint64_t> device) {
+      if (!device.ok()) return done(device.status());
+      done(DeviceGrowth{image_bytes, *device});
+    });
+  };
+  RadosConfig config = RadosConfigForImage(RecordedImage(record), node.options.resolve.rados_timeout_s);
+  node.rados.Get(config, [loop, record, grow, done](Result<std::shared_ptr<RadosCluster>> cluster) {
     if (!cluster.ok()) return done(cluster.status().WithContext("read the size of image " + record.image));
-    auto out = std::make_shared<Result<DeviceGrowth>>(Status::Internal("not run"));
-    loop->RunBlocking([out, cluster = *cluster, record] { *out = GrowDeviceBlocking(cluster, record); },
-                      [out, done] { done(std::move(*out)); });
+    auto image = std::make_shared<Result<uint64_t>>(Status::Internal("not run"));
+    loop->RunBlocking([image, cluster = *cluster, record] { *image = ImageBytes(cluster, record); },
+                      [image, grow, done] {
+                        if (!image->ok()) return done(image->status());
+                        grow(**image);
+                      });
   });
 }
 

@@ -4,13 +4,13 @@
 // rbd-nbd 16 (pacific) cannot resize a netlink-configured device itself: its
 // RECONFIGURE lacks the backend identifier the kernel demands (the evidence
 // is in netlink/nbd_resize.h). So the node reads the image's size with
-// librbd and sends the RECONFIGURE with the device's identifier. A newer
-// rbd-nbd that resizes the device itself leaves nothing to do here.
+// librbd and has the supervisor, which owns the device, grow it
+// (Supervisor::GrowDevice). A newer rbd-nbd that resizes the device itself
+// leaves nothing to do here.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <string>
 
 #include "csi/node_context.h"
 #include "daemon/base/status.h"
@@ -23,14 +23,12 @@ struct DeviceGrowth {
   uint64_t device_bytes = 0;  // after the growth
 };
 
-// BLOCKING. The size of a block device (BLKGETSIZE64).
-Result<uint64_t> BlockDeviceBytes(const std::string& device);
-
 // Reads the size of `record`'s image with librbd as the volume's cephx user
 // (its key file from staging), and when the image is larger than the nbd
-// device, resizes the device to it. Never shrinks a device. Blocking work
-// runs off the loop; `done` is called on the loop thread. NotFound when the
-// image is gone; the kernel's refusal as its errno.
+// device, has the supervisor grow the device to it. Never shrinks a device.
+// Loop thread only; blocking work runs off the loop and `done` is called
+// on the loop thread. NotFound when the image is gone or the volume has no
+// mapping; the kernel's refusal as its errno.
 void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::function<void(Result<DeviceGrowth>)> done);
 
 }  // namespace nbdk

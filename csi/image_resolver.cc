@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "csi/cluster_config.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 namespace nbdk {
 namespace {
@@ -26,14 +27,14 @@ Status LookUpInCluster(const std::shared_ptr<RadosCluster>& cluster, Resolution&
   std::string journal_pool = r.request.journal_pool.empty() ? r.out.image.pool : r.request.journal_pool;
   auto io = IoCtx::Open(cluster, journal_pool, r.out.image.rados_namespace);
   if (!io.ok()) return io.status().WithContext("volume " + r.request.volume_id + ": journal pool");
-  std::string object = "csi.volume." + id.object_uuid;
-  auto keys = OmapGet(*io, object, {"csi.imagename"});
+  std::string object = VolumeObject(id.object_uuid);
+  auto keys = OmapGet(*io, object, {kImageNameKey});
   if (!keys.ok()) {
     return keys.status().WithContext("volume " + r.request.volume_id + ": omap journal object " + object + " in " +
                                      io->description());
   }
-  auto it = keys->find("csi.imagename");
-  r.out.image.image = it == keys->end() ? ImageNameFor(id.object_uuid) : it->second;
+  auto it = keys->find(kImageNameKey);
+  r.out.image.image = it == keys->end() ? DefaultImageName(id.object_uuid) : it->second;
   return Status::Ok();
 }
 
@@ -66,13 +67,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }
-    RadosConfig rc;
-    rc.ceph_conf = image.ceph_conf;
-    rc.monitors = image.monitors;
-    rc.user_id = image.user_id;
-    rc.keyfile = keyfile;
-    rc.timeout_s = r->options.rados_timeout_s;
-    clients->Get(rc, [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
+    clients->Get(RadosConfigForImage(image, r->options.rados_timeout_s), [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
       if (!cluster.ok()) return r->done(cluster.status());
       auto status = std::make_shared<Status>();
       l->RunBlocking([r, cluster = *cluster, status] { *status = LookUpInCluster(cluster, *r); }, [r, status] {

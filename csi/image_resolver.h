@@ -15,8 +15,8 @@
 
 #include "csi/node_request.h"
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
+#include "journal/ceph/rados_clients.h"
 
 namespace nbdk {
 

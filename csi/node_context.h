@@ -9,7 +9,7 @@
 #include "csi/node_env.h"
 #include "csi/staged_volumes.h"
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

@@ -6,11 +6,12 @@
 #include <map>
 #include <optional>
 
+#include "csi/clone_operations.h"
 #include "csi/controller_operations.h"
-#include "csi/rbd_clone.h"
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
+#include "journal/ceph/omap_volume_keys.h"
+#include "journal/ceph/rbd_clone.h"
 #include "journal/omap_volume_journal.h"
-#include "journal/omap_volume_keys.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

@@ -23,7 +23,7 @@
 #include "csi/controller_request.h"
 #include "csi/snapshot_request.h"
 #include "daemon/base/status.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
 

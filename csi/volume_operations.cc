@@ -15,12 +15,6 @@
 namespace nbdk {
 namespace {
 
-void DeviceSizeAsync(EventLoop& loop, const std::string& device, std::function<void(Result<uint64_t>)> done) {
-  auto r = std::make_shared<Result<uint64_t>>(Status::Internal("not run"));
-  loop.RunBlocking([r, device] { *r = BlockDeviceBytes(device); },
-                   [r, done = std::move(done)] { done(std::move(*r)); });
-}
-
 // NOT_FOUND unless `path` is where the journal says the volume is: its
 // staging path, its staged mount point or one of its targets. Nothing else
 // is ever statted or grown.
@@ -83,7 +77,7 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
   // shut down by EIO): its condition is then the whole answer.
   bool abnormal = response->volume_condition().abnormal();
   if (found->block) {
-    return DeviceSizeAsync(node.loop, found->nbd_device, [response, abnormal, done](Result<uint64_t> size) {
+    return node.supervisor.DeviceBytes(found->volume_id, [response, abnormal, done](Result<uint64_t> size) {
       if (!size.ok()) return done(abnormal ? Status::Ok() : size.status());
       auto* u = response->add_usage();
       u->set_unit(csi::v1::VolumeUsage::BYTES);
@@ -127,7 +121,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   int64_t required = request.required_bytes;
   auto report_size = [n, record, response, held, done](Status s) {
     if (!s.ok()) return done(s);
-    DeviceSizeAsync(n->loop, record.nbd_device, [response, done](Result<uint64_t> size) {
+    n->supervisor.DeviceBytes(record.volume_id, [response, done](Result<uint64_t> size) {
       if (!size.ok()) return done(size.status());
       response->set_capacity_bytes(static_cast<int64_t>(*size));
       done(Status::Ok());
@@ -136,7 +130,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   // Grow the device first when it is smaller than asked (or the CO did not
   // say): rbd-nbd 16 cannot (csi/device_growth.h), and growing a filesystem
   // on a device that did not grow would report success for nothing.
-  DeviceSizeAsync(node.loop, record.nbd_device, [n, record, required, report_size](Result<uint64_t> size) {
+  node.supervisor.DeviceBytes(record.volume_id, [n, record, required, report_size](Result<uint64_t> size) {
     if (!size.ok()) return report_size(size.status());
     auto grow_filesystem = [n, record, report_size] {
       if (record.block) return report_size(Status::Ok());

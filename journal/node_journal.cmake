@@ -10,4 +10,4 @@ add_library(nbdk_node_journal STATIC
   ${CMAKE_CURRENT_LIST_DIR}/volume_record.cc
 )
 target_include_directories(nbdk_node_journal PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_node_journal PUBLIC nbdk_core nbdk_volume_id)
+target_link_libraries(nbdk_node_journal PUBLIC nbdk_core nbdk_volume_id nbdk_ceph_names)

@@ -1,8 +1,6 @@
 # nbdk_omap_journal: the write side of ceph-csi's omap volume journal, for
-# the Controller service.
+# the Controller service, on the Ceph room's omap access (journal/ceph/).
 add_library(nbdk_omap_journal STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/omap_store.cc
   ${CMAKE_CURRENT_LIST_DIR}/omap_volume_journal.cc
-  ${CMAKE_CURRENT_LIST_DIR}/omap_volume_keys.cc
 )
-target_link_libraries(nbdk_omap_journal PUBLIC nbdk_rados)
+target_link_libraries(nbdk_omap_journal PUBLIC nbdk_ceph)

@@ -24,8 +24,8 @@
 #include <string>
 
 #include "daemon/base/status.h"
-#include "journal/omap_store.h"
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_store.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 namespace nbdk {
 

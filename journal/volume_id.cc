@@ -136,6 +136,4 @@ std::string EncodeVolumeId(const VolumeId& id) {
          Hex(static_cast<uint64_t>(id.pool_id), 16) + "-" + id.object_uuid;
 }
 
-std::string ImageNameFor(std::string_view object_uuid) { return "csi-vol-" + std::string(object_uuid); }
-
 }  // namespace nbdk

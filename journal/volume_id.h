@@ -60,8 +60,4 @@ Result<VolumeId> DecodeVolumeId(std::string_view id);
 // 36-character UUID); then Decode(Encode(id)) == id.
 std::string EncodeVolumeId(const VolumeId& id);
 
-// The RBD image name ceph-csi gives a volume whose journal has no
-// csi.imagename: "csi-vol-<uuid>".
-std::string ImageNameFor(std::string_view object_uuid);
-
 }  // namespace nbdk

@@ -169,6 +169,18 @@ std::optional<VolumeState> ParseVolumeState(std::string_view name) {
   return std::nullopt;
 }
 
+ImageSpec RecordedImage(const VolumeRecord& record) {
+  ImageSpec image;
+  image.pool = record.pool;
+  image.rados_namespace = record.rados_namespace;
+  image.image = record.image;
+  image.monitors = record.monitors;
+  image.ceph_conf = record.ceph_conf_path;
+  image.user_id = record.user_id;
+  image.keyfile = record.keyfile_path;
+  return image;
+}
+
 std::string EncodeVolumeRecord(const VolumeRecord& r) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);

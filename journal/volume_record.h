@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk {
 
@@ -73,6 +74,10 @@ struct VolumeRecord {
 
   bool operator==(const VolumeRecord&) const = default;
 };
+
+// The image `record` maps, as the cluster is reached: pool, namespace,
+// image, monitors, ceph.conf, cephx user and key file.
+ImageSpec RecordedImage(const VolumeRecord& record);
 
 // Compact JSON with one member per field, named as above.
 std::string EncodeVolumeRecord(const VolumeRecord& record);

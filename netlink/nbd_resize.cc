@@ -1,16 +1,22 @@
 #include "netlink/nbd_resize.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/nbd-netlink.h>
 #include <netlink/errno.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/socket.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "daemon/base/log.h"
 #include "netlink/genl_socket.h"
 #include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 
@@ -33,6 +39,28 @@ Status ResizeNbdDevice(int index, uint64_t size_bytes, const std::string& backen
   if (!replies.ok()) return replies.status();
   NBDK_LOG_INFO("nbd_resized", {{"device", device}, {"bytes", size_bytes}});
   return Status::Ok();
+}
+
+Result<uint64_t> BlockDeviceBytes(const std::string& device) {
+  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + device);
+  uint64_t bytes = 0;
+  int rc = ::ioctl(fd, BLKGETSIZE64, &bytes);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Status::FromErrno(err, "size of " + device);
+  return bytes;
+}
+
+Result<uint64_t> GrowNbdDevice(const std::string& device, uint64_t size_bytes, const std::string& sysfs_root) {
+  Result<uint64_t> before = BlockDeviceBytes(device);
+  if (!before.ok() || *before >= size_bytes) return before;
+  Result<int> index = NbdDeviceIndex(device);
+  if (!index.ok()) return index.status();
+  Result<std::string> backend = ReadNbdBackendCookie(*index, sysfs_root);
+  if (!backend.ok() && backend.status().code() != Code::kNotFound) return backend.status();
+  NBDK_RETURN_IF_ERROR(ResizeNbdDevice(*index, size_bytes, backend.ok() ? *backend : std::string()));
+  return BlockDeviceBytes(device);
 }
 
 }  // namespace nbdk

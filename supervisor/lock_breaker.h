@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "daemon/base/status.h"
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk {
 

@@ -12,19 +12,14 @@
 #include <vector>
 
 #include "daemon/base/log.h"
-#include "journal/rados_cluster.h"
-#include "supervisor/ceph_address.h"
+#include "journal/ceph/ceph_address.h"
+#include "journal/ceph/rados_cluster.h"
+#include "journal/ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct RbdImageCloser {
-  using pointer = rbd_image_t;
-  void operator()(rbd_image_t image) const { rbd_close(image); }
-};
-using RbdImage = std::unique_ptr<void, RbdImageCloser>;
 
 // What one call found and did; logged as the lock_break event.
 struct BreakOutcome {
@@ -69,10 +64,8 @@ Result<std::optional<std::string>> ExclusiveLockOwner(RadosCluster& cluster, IoC
   Result<std::string> id = ImageId(cluster, io, image);
   if (!id.ok() && id.status().code() == Code::kNotFound) {
     // rbd_id is gone: either no such image (say so) or a format-1 image.
-    rbd_image_t raw = nullptr;
-    int rc = cluster.NoteResult(rbd_open_read_only(io.get(), image.c_str(), &raw, nullptr));
-    if (rc < 0) return StatusFromRados(rc, "open image");
-    rbd_close(raw);
+    Result<RbdImage> opened = OpenImage(io, image, true, "open");
+    if (!opened.ok()) return opened.status();
     return std::optional<std::string>();
   }
   if (!id.ok()) return id.status();
@@ -152,12 +145,10 @@ void BreakOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& s
   auto fail = [&](Status status) { out.status = status.WithContext("break lock of image " + spec.Path()); };
   Result<IoCtx> io = IoCtx::Open(cluster, spec.pool, spec.rados_namespace);
   if (!io.ok()) return fail(io.status());
-  rbd_image_t raw_image = nullptr;
-  int rc = cluster->NoteResult(rbd_open(io->get(), spec.image.c_str(), &raw_image, nullptr));
-  if (rc < 0) return fail(StatusFromRados(rc, "open image"));
-  RbdImage image(raw_image);
-  out.owner_watches = CountWatchesAt(*cluster, image.get(), out.owner);
-  rc = cluster->NoteResult(rbd_lock_break(image.get(), RBD_LOCK_MODE_EXCLUSIVE, out.owner.c_str()));
+  Result<RbdImage> image = OpenImage(*io, spec.image, false, "open");
+  if (!image.ok()) return fail(image.status());
+  out.owner_watches = CountWatchesAt(*cluster, image->get(), out.owner);
+  int rc = cluster->NoteResult(rbd_lock_break(image->get(), RBD_LOCK_MODE_EXCLUSIVE, out.owner.c_str()));
   switch (-rc) {
     case 0:
       out.outcome = "broken";
@@ -202,16 +193,6 @@ void LogOutcome(const ImageSpec& spec, Clock::time_point start, const BreakOutco
 }
 
 }  // namespace
-
-RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
-  RadosConfig config;
-  config.ceph_conf = image.ceph_conf;
-  config.monitors = image.monitors;
-  config.user_id = image.user_id;
-  config.keyfile = image.keyfile;
-  config.timeout_s = timeout_s;
-  return config;
-}
 
 RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s)
     : loop_(loop), clients_(clients), timeout_s_(timeout_s) {}

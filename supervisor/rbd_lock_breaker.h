@@ -18,15 +18,11 @@
 #include <functional>
 
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_clients.h"
+#include "journal/ceph/rados_config.h"
 #include "supervisor/lock_breaker.h"
 
 namespace nbdk {
-
-// The RadosConfig that reaches `image`'s cluster as its user, each cluster
-// operation bounded by `timeout_s`.
-RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
 
 class RbdLockBreaker : public LockBreaker {
  public:

@@ -95,6 +95,17 @@ class Supervisor {
   // `scopes` must outlive the Supervisor.
   void SetChildScopes(ChildScopes* scopes) { scopes_ = scopes; }
 
+  // The size in bytes of the volume's nbd device, read off the loop.
+  // NotFound when the volume has no mapping.
+  void DeviceBytes(const std::string& volume_id, std::function<void(Result<uint64_t>)> done);
+
+  // Grows the volume's nbd device to `bytes` when it is smaller (never
+  // shrinks), for NodeExpandVolume: rbd-nbd 16 cannot resize a
+  // netlink-configured device itself (netlink/nbd_resize.h), so its owner
+  // does. Off the loop; `done` gets the device's size after. NotFound when
+  // the volume has no mapping; the kernel's refusal as its errno.
+  void GrowDevice(const std::string& volume_id, uint64_t bytes, std::function<void(Result<uint64_t>)> done);
+
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.
   void OnLinkDead(int index);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk {
 

@@ -21,12 +21,14 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::set<std::string>>& Layers() {
   static const std::map<std::string, std::set<std::string>> layers = {
       {"daemon/base", {}},
+      {"journal/ceph", {"daemon/base"}},
       {"netlink", {"daemon/base"}},
-      {"journal", {"daemon/base"}},
-      {"supervisor", {"daemon/base", "netlink", "journal"}},
-      {"csi", {"daemon/base", "netlink", "journal", "supervisor"}},
-      {"daemon", {"daemon/base", "netlink", "journal", "supervisor", "csi"}},
-      {"daemon/ctl", {"daemon/base", "netlink", "journal", "supervisor", "csi", "daemon"}},
+      {"journal", {"daemon/base", "journal/ceph"}},
+      {"supervisor", {"daemon/base", "journal/ceph", "netlink", "journal"}},
+      {"csi", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor"}},
+      {"csi/heal", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi"}},
+      {"daemon", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi", "csi/heal"}},
+      {"daemon/ctl", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi", "daemon"}},
   };
   return layers;
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk::ctl {
 namespace {

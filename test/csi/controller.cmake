@@ -12,7 +12,7 @@ nbdk_add_test(csi_controller_test
 add_executable(controller_vm_test controller_vm_test.cc node_vm_fixture.cc)
 target_include_directories(controller_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
 target_link_libraries(controller_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
 target_compile_definitions(controller_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(controller_vm_test nbdkeeperd)
 nbdk_add_vm_test(NAME controller_vm COMMAND $<TARGET_FILE:controller_vm_test> TIMEOUT 180)
@@ -23,7 +23,7 @@ nbdk_add_vm_test(NAME controller_vm COMMAND $<TARGET_FILE:controller_vm_test> TI
 add_executable(snapshot_vm_test snapshot_vm_test.cc node_vm_fixture.cc)
 target_include_directories(snapshot_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
 target_link_libraries(snapshot_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
 target_compile_definitions(snapshot_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(snapshot_vm_test nbdkeeperd)
 nbdk_add_vm_test(NAME snapshot_vm COMMAND $<TARGET_FILE:snapshot_vm_test> TIMEOUT 600)

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk::vmtest {
 

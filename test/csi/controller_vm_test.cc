@@ -15,7 +15,7 @@
 #include <optional>
 #include <set>
 
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"

@@ -16,7 +16,7 @@
 #include <set>
 #include <vector>
 
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"

@@ -1,6 +1,6 @@
 // Ceph entity addresses of lock owners, as the cluster reports them
-// (supervisor/ceph_address.h): the IPs found are canonical.
-#include "supervisor/ceph_address.h"
+// (journal/ceph/ceph_address.h): the IPs found are canonical.
+#include "journal/ceph/ceph_address.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

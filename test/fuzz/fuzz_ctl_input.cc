@@ -4,7 +4,7 @@
 #include "daemon/ctl/cephx_key.h"
 #include "daemon/ctl/ctl_args.h"
 #include "daemon/ctl/volume_table.h"
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -58,6 +58,18 @@ TEST(VolumeRecordTest, FullRecordRoundTrips) {
   EXPECT_EQ(decoded->cookie, record.cookie);  // quotes, backslash, UTF-8 survive
 }
 
+TEST(VolumeRecordTest, RecordedImageIsTheMappedImageAsItsUser) {
+  VolumeRecord r = FullRecord("vol-1");
+  ImageSpec image = RecordedImage(r);
+  EXPECT_EQ(image.pool, r.pool);
+  EXPECT_EQ(image.rados_namespace, r.rados_namespace);
+  EXPECT_EQ(image.image, r.image);
+  EXPECT_EQ(image.monitors, r.monitors);
+  EXPECT_EQ(image.ceph_conf, r.ceph_conf_path);
+  EXPECT_EQ(image.user_id, r.user_id);
+  EXPECT_EQ(image.keyfile, r.keyfile_path);
+}
+
 TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   rapidjson::Document doc;
   doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "journal/omap_volume_keys.h"
-#include "test/journal/fake_omap_store.h"
+#include "journal/ceph/omap_volume_keys.h"
+#include "test/journal/ceph/fake_omap_store.h"
 
 namespace nbdk {
 namespace {
@@ -12,36 +12,6 @@ constexpr char kName[] = "pvc-1b7e";
 constexpr char kUuid1[] = "11111111-1111-4111-8111-111111111111";
 constexpr char kUuid2[] = "22222222-2222-4222-8222-222222222222";
 constexpr char kUuid3[] = "33333333-3333-4333-8333-333333333333";
-
-TEST(OmapVolumeKeys, NamesAreCephCsis) {
-  EXPECT_EQ(DirectoryObject("default"), "csi.volumes.default");
-  EXPECT_EQ(DirectoryKey("pvc-1"), "csi.volume.pvc-1");
-  EXPECT_EQ(VolumeObject(kUuid1), std::string("csi.volume.") + kUuid1);
-  EXPECT_EQ(DefaultImageName(kUuid1), std::string("csi-vol-") + kUuid1);
-}
-
-TEST(OmapVolumeKeys, PoolIdHexRoundTrips) {
-  EXPECT_EQ(PoolIdHex(10), "000000000000000a");
-  EXPECT_EQ(PoolIdHex(-1), "ffffffffffffffff");
-  EXPECT_EQ(*ParsePoolIdHex("000000000000000A"), 10);
-  EXPECT_EQ(*ParsePoolIdHex("ffffffffffffffff"), -1);
-  EXPECT_FALSE(ParsePoolIdHex("0a").ok());
-  EXPECT_FALSE(ParsePoolIdHex("000000000000000g").ok());
-}
-
-TEST(OmapVolumeKeys, DirectoryValueForms) {
-  EXPECT_EQ(*ParseDirectoryValue(kUuid1), (DirectoryValue{std::nullopt, kUuid1}));
-  std::string other = std::string("0000000000000003/") + kUuid1;
-  EXPECT_EQ(*ParseDirectoryValue(other), (DirectoryValue{3, kUuid1}));
-  EXPECT_EQ(FormatDirectoryValue({3, kUuid1}), other);
-  EXPECT_EQ(FormatDirectoryValue({std::nullopt, kUuid1}), kUuid1);
-  for (const char* bad : {"", "not-a-uuid", "03/11111111-1111-4111-8111-111111111111",
-                          "11111111-1111-4111-8111-11111111111", "11111111_1111-4111-8111-111111111111"}) {
-    auto v = ParseDirectoryValue(bad);
-    ASSERT_FALSE(v.ok()) << bad;
-    EXPECT_EQ(v.status().code(), Code::kCorruption);
-  }
-}
 
 TEST(RandomUuid, IsCanonicalAndFresh) {
   std::string a = RandomUuid(), b = RandomUuid();

@@ -154,7 +154,5 @@ TEST(VolumeIdRuleTest, AcceptsCephCsiAndStaticIds) {
   EXPECT_TRUE(ValidateVolumeId(std::string(128, 'a')).ok());
 }
 
-TEST(VolumeIdTest, ImageName) { EXPECT_EQ(ImageNameFor(kUuid), std::string("csi-vol-") + kUuid); }
-
 }  // namespace
 }  // namespace nbdk

@@ -1,4 +1,4 @@
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 
 #include <map>
 #include <optional>

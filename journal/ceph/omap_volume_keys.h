@@ -71,8 +71,8 @@ std::string FormatDirectoryValue(const DirectoryValue& value);
 // with a canonical 36-character uuid.
 Result<DirectoryValue> ParseDirectoryValue(std::string_view value);
 
-// "csi-vol-<uuid>": the image name when csi.imagename is absent (the same
-// rule as journal/volume_id.h ImageNameFor).
+// "csi-vol-<uuid>": the image name ceph-csi gives a volume whose journal has
+// no csi.imagename.
 std::string DefaultImageName(std::string_view uuid);
 
 // The same three names for either journal.

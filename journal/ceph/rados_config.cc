@@ -1,4 +1,4 @@
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_config.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -61,6 +61,16 @@ std::string RadosConfig::Describe() const {
 std::string RadosConfig::CacheKey() const {
   // '\n' cannot occur in a validated field, so the key is unambiguous.
   return ceph_conf + "\n" + JoinMonitors(monitors, true) + "\n" + user_id;
+}
+
+RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
+  RadosConfig config;
+  config.ceph_conf = image.ceph_conf;
+  config.monitors = image.monitors;
+  config.user_id = image.user_id;
+  config.keyfile = image.keyfile;
+  config.timeout_s = timeout_s;
+  return config;
 }
 
 Status ValidateRadosConfig(const RadosConfig& config) {

@@ -1,4 +1,4 @@
-#include "csi/rbd_image.h"
+#include "journal/ceph/rbd_image.h"
 
 #include <rbd/librbd.h>
 

@@ -12,26 +12,10 @@
 
 #include "daemon/base/event_loop.h"
 #include "daemon/base/uv_handle.h"
-#include "journal/rados_clients.h"
+#include "journal/ceph/rados_clients.h"
 
 namespace nbdk {
 namespace {
-
-TEST(RadosConfigForImageTest, CopiesTheClusterAndUserFields) {
-  ImageSpec spec;
-  spec.pool = "rbd";
-  spec.image = "img";
-  spec.monitors = {"10.0.0.1:6789"};
-  spec.ceph_conf = "/etc/ceph/ceph.conf";
-  spec.user_id = "csi";
-  spec.keyfile = "/run/keys/csi";
-  RadosConfig c = RadosConfigForImage(spec, 7);
-  EXPECT_EQ(c.monitors, spec.monitors);
-  EXPECT_EQ(c.ceph_conf, spec.ceph_conf);
-  EXPECT_EQ(c.user_id, "csi");
-  EXPECT_EQ(c.keyfile, "/run/keys/csi");
-  EXPECT_EQ(c.timeout_s, 7);
-}
 
 TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
   EventLoop loop;

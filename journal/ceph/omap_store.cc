@@ -1,4 +1,4 @@
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
 
 #include <cerrno>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 #include <cerrno>
 #include <chrono>

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "journal/omap_store.h"
+#include "journal/ceph/omap_store.h"
 
 namespace nbdk {
 

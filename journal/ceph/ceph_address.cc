@@ -1,4 +1,4 @@
-#include "supervisor/ceph_address.h"
+#include "journal/ceph/ceph_address.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

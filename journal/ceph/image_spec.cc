@@ -1,4 +1,4 @@
-#include "supervisor/image_spec.h"
+#include "journal/ceph/image_spec.h"
 
 #include <cctype>
 

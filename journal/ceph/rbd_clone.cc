@@ -1,4 +1,4 @@
-#include "csi/rbd_clone.h"
+#include "journal/ceph/rbd_clone.h"
 
 #include <rbd/librbd.h>
 
@@ -6,7 +6,7 @@
 #include <ctime>
 #include <vector>
 
-#include "csi/rbd_image.h"
+#include "journal/ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "daemon/base/event_loop.h"
-#include "journal/rados_clients.h"
-#include "journal/rados_cluster.h"
-#include "supervisor/ceph_address.h"
+#include "journal/ceph/ceph_address.h"
+#include "journal/ceph/rados_clients.h"
+#include "journal/ceph/rados_cluster.h"
 #include "supervisor/rbd_lock_breaker.h"
 
 namespace nbdk {

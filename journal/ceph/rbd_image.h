@@ -1,4 +1,5 @@
-// The librbd image operations of the Controller service. Every function is
+// librbd image handles (RbdImage) and the image operations of the Controller,
+// the Node's expansion and the lock breaker. Every function is
 // BLOCKING (run it in EventLoop::RunBlocking); images are opened and closed
 // within one call (RAII), errors name the image and its pool.
 #pragma once
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
 

@@ -25,7 +25,7 @@
 
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_config.h"
 
 namespace nbdk {
 

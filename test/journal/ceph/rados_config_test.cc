@@ -1,4 +1,4 @@
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_config.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -195,6 +195,22 @@ TEST(IsConnectionErrorTest, OnlyConnectionLevelErrors) {
   EXPECT_FALSE(IsConnectionError(-ENOENT));
   EXPECT_FALSE(IsConnectionError(-EBUSY));
   EXPECT_FALSE(IsConnectionError(0));
+}
+
+TEST(RadosConfigForImageTest, CopiesTheClusterAndUserFields) {
+  ImageSpec spec;
+  spec.pool = "rbd";
+  spec.image = "img";
+  spec.monitors = {"10.0.0.1:6789"};
+  spec.ceph_conf = "/etc/ceph/ceph.conf";
+  spec.user_id = "csi";
+  spec.keyfile = "/run/keys/csi";
+  RadosConfig c = RadosConfigForImage(spec, 7);
+  EXPECT_EQ(c.monitors, spec.monitors);
+  EXPECT_EQ(c.ceph_conf, spec.ceph_conf);
+  EXPECT_EQ(c.user_id, "csi");
+  EXPECT_EQ(c.keyfile, "/run/keys/csi");
+  EXPECT_EQ(c.timeout_s, 7);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/image_spec.h"
 
 namespace nbdk {
 
@@ -29,6 +30,12 @@ struct RadosConfig {
   // configs with the same key share one connection (see RadosClients).
   std::string CacheKey() const;
 };
+
+// The one way from an image to its cluster: the RadosConfig that reaches
+// `image`'s cluster (monitors, ceph.conf) as its cephx user and key file,
+// each cluster operation bounded by `timeout_s`. Pool, namespace and image
+// are not part of a connection and are ignored.
+RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
 
 // Checks every field and that `keyfile` is a readable regular file. The
 // error names the field. Touches the filesystem: call it in blocking work

@@ -19,8 +19,8 @@
 #include <memory>
 
 #include "daemon/base/event_loop.h"
-#include "journal/rados_cluster.h"
-#include "journal/rados_config.h"
+#include "journal/ceph/rados_cluster.h"
+#include "journal/ceph/rados_config.h"
 
 namespace nbdk {
 

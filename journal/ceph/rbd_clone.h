@@ -1,6 +1,6 @@
 // The librbd snapshot, clone, flatten and trash operations behind CSI
 // snapshots and clones (ceph-csi's RBD design, README "Snapshots and
-// clones"). Every function is BLOCKING (run it in EventLoop::RunBlocking)
+// clones"); when to use them is the Controller's (csi/clone_operations.h). Every function is BLOCKING (run it in EventLoop::RunBlocking)
 // and idempotent: a retry after a crash between any two calls finds what
 // the first attempt did and carries on.
 #pragma once
@@ -11,13 +11,9 @@
 #include <string>
 
 #include "daemon/base/status.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
-
-// ceph-csi's defaults (--rbdhardmaxclonedepth): an image whose parent chain
-// is this long is flattened before it gets another child.
-inline constexpr int kHardMaxCloneDepth = 8;
 
 // Where an image's parent is: pool, namespace, id (names change when an
 // image goes to the trash, ids do not).

@@ -1,4 +1,4 @@
-#include "journal/omap_volume_keys.h"
+#include "journal/ceph/omap_volume_keys.h"
 
 #include <cstdio>
 

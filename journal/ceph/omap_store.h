@@ -1,6 +1,6 @@
 // OmapStore: the few omap operations the CSI volume journal writes, behind
 // an interface so the journal's state machine is tested against an
-// in-memory fake (test/journal/fake_omap_store.h) and runs on RADOS
+// in-memory fake (test/journal/ceph/fake_omap_store.h) and runs on RADOS
 // (RadosOmapStore) in the daemon.
 //
 // Every RadosOmapStore call is BLOCKING: run it in EventLoop::RunBlocking.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
-#include "journal/rados_cluster.h"
+#include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
 
