@@ -40,13 +40,7 @@ struct HealRun {
 AdoptRequest RequestFor(const VolumeRecord& r, int pid) {
   AdoptRequest a;
   a.map.volume_id = r.volume_id;
-  a.map.image.pool = r.pool;
-  a.map.image.rados_namespace = r.rados_namespace;
-  a.map.image.image = r.image;
-  a.map.image.monitors = r.monitors;
-  a.map.image.ceph_conf = r.ceph_conf_path;
-  a.map.image.user_id = r.user_id;
-  a.map.image.keyfile = r.keyfile_path;
+  a.map.image = RecordedImage(r);
   a.map.read_only = r.read_only;
   a.map.map_options = r.map_options;
   a.map.cookie = r.cookie;
