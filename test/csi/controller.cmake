@@ -39,3 +39,14 @@ target_link_libraries(csi_sanity_vm_test PRIVATE
 target_compile_definitions(csi_sanity_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(csi_sanity_vm_test nbdkeeperd)
 nbdk_add_vm_test(NAME csi_sanity_vm COMMAND $<TARGET_FILE:csi_sanity_vm_test> TIMEOUT 600)
+
+# Source, snapshot and clone of a volume deleted in all six orders: runs in
+# the VM.
+add_executable(clone_delete_order_vm_test
+  clone_delete_order_vm_test.cc csi_sanity_vm_fixture.cc node_vm_fixture.cc)
+target_include_directories(clone_delete_order_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
+target_link_libraries(clone_delete_order_vm_test PRIVATE
+  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_rados nbdk_test_common GTest::gtest GTest::gtest_main)
+target_compile_definitions(clone_delete_order_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(clone_delete_order_vm_test nbdkeeperd)
+nbdk_add_vm_test(NAME clone_delete_order_vm COMMAND $<TARGET_FILE:clone_delete_order_vm_test> TIMEOUT 600)
