@@ -9,7 +9,10 @@
 //    would turn it into IO errors.
 //  - PublishVolume: bind-mount the staged filesystem (or the device, for
 //    block) onto the target, read-only when asked; idempotent; the target
-//    is journaled so a restarted daemon knows it.
+//    is journaled so a restarted daemon knows it. A SINGLE_NODE_SINGLE_WRITER
+//    publish while the volume is published at another target is
+//    FAILED_PRECONDITION (the journal keeps no access mode: a CO sends one
+//    volume's publishes with one mode).
 //  - UnpublishVolume: unmount and remove the target; idempotent.
 //  - VolumeStats: statvfs bytes and inodes, or the device size for block,
 //    plus the volume condition from the Supervisor.

@@ -52,6 +52,14 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
     return done(Status::AlreadyExists("volume " + request.volume_id + " is already published at " + t.path +
                                       (t.read_only ? " read-only" : " read-write")));
   }
+  // SINGLE_NODE_SINGLE_WRITER is one workload at a time (Kubernetes'
+  // ReadWriteOncePod): a second target is refused, as the spec asks.
+  if (request.capability.access_mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER &&
+      !found->published_targets.empty()) {
+    return done(Status::FailedPrecondition("volume " + request.volume_id +
+                                           " is SINGLE_NODE_SINGLE_WRITER and already published at " +
+                                           found->published_targets.front().path));
+  }
   VolumeRecord before = *found;
   std::string source = found->block ? found->nbd_device : StagedMountPoint(found->staging_path, found->volume_id);
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));

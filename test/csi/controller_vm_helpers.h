@@ -7,7 +7,9 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "journal/ceph/rados_cluster.h"
 
@@ -41,6 +43,35 @@ inline bool ImageExists(IoCtx& io, const std::string& image) {
   int rc = rbd_open_read_only(io.get(), image.c_str(), &img, nullptr);
   if (rc == 0) rbd_close(img);
   return rc == 0;
+}
+
+// `bytes` of `image` from `offset`; "" when the image cannot be read.
+inline std::string ReadImage(IoCtx& io, const std::string& image, int64_t offset, int64_t bytes) {
+  rbd_image_t img = nullptr;
+  if (rbd_open_read_only(io.get(), image.c_str(), &img, nullptr) != 0) return "";
+  std::string out(bytes, '\0');
+  ssize_t n = rbd_read(img, offset, bytes, out.data());
+  rbd_close(img);
+  return n == bytes ? out : "";
+}
+
+inline bool WriteImage(IoCtx& io, const std::string& image, int64_t offset, const std::string& data) {
+  rbd_image_t img = nullptr;
+  if (rbd_open(io.get(), image.c_str(), &img, nullptr) != 0) return false;
+  bool ok = rbd_write(img, offset, data.size(), data.data()) == static_cast<ssize_t>(data.size());
+  rbd_close(img);
+  return ok;
+}
+
+// Names of the pool's images in the RBD trash.
+inline std::set<std::string> Trash(IoCtx& io) {
+  std::vector<rbd_trash_image_info_t> entries(64);
+  size_t n = entries.size();
+  std::set<std::string> out;
+  if (rbd_trash_list(io.get(), entries.data(), &n) < 0) return out;
+  for (size_t i = 0; i < n; ++i) out.insert(entries[i].name);
+  rbd_trash_list_cleanup(entries.data(), n);
+  return out;
 }
 
 }  // namespace nbdk::vmtest

@@ -52,26 +52,6 @@ std::string ReadAt(const std::string& device, int64_t offset, int64_t bytes) {
   return n == bytes ? out : "";
 }
 
-std::string ReadImage(IoCtx& io, const std::string& image, int64_t offset, int64_t bytes) {
-  rbd_image_t img = nullptr;
-  if (rbd_open_read_only(io.get(), image.c_str(), &img, nullptr) != 0) return "";
-  std::string out(bytes, '\0');
-  ssize_t n = rbd_read(img, offset, bytes, out.data());
-  rbd_close(img);
-  return n == bytes ? out : "";
-}
-
-// Names of the pool's images in the RBD trash.
-std::set<std::string> Trash(IoCtx& io) {
-  std::vector<rbd_trash_image_info_t> entries(64);
-  size_t n = entries.size();
-  std::set<std::string> out;
-  if (rbd_trash_list(io.get(), entries.data(), &n) < 0) return out;
-  for (size_t i = 0; i < n; ++i) out.insert(entries[i].name);
-  rbd_trash_list_cleanup(entries.data(), n);
-  return out;
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
