@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "daemon/base/child_process.h"
+#include "daemon/base/command.h"
 
 namespace nbdk {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/command.h"
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 

@@ -19,6 +19,7 @@
 #include "csi/confined_path.h"
 #include "csi/filesystem.h"
 #include "csi/stash.h"
+#include "daemon/base/command.h"
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 

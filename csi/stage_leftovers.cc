@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "daemon/base/child_process.h"
+#include "daemon/base/command.h"
 #include "daemon/base/log.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"

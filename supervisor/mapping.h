@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "daemon/base/child_process.h"
+#include "daemon/base/command.h"
 #include "daemon/base/event_loop.h"
 #include "daemon/base/status.h"
 #include "daemon/base/uv_handle.h"

@@ -1,6 +1,6 @@
 // ChildProcess: one child spawned with uv_spawn, its stdout and stderr read
-// line by line on the loop thread; RunCommand: a one-shot command with
-// captured output and a timeout (mkfs, mount, blkid, rbd-nbd unmap).
+// line by line on the loop thread (a one-shot command run to completion is
+// RunCommand, daemon/base/command.h).
 //
 // Commands are argv vectors, never shell strings. libuv owns SIGCHLD: exit
 // status comes from its exit callback, nothing here calls waitpid(-1).
@@ -127,32 +127,5 @@ class ChildProcess {
   // Flipped by the destructor so a loop over callbacks can stop in time.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
-
-struct CommandOptions {
-  uint64_t timeout_ms = 0;  // 0: none. On expiry the child gets SIGKILL.
-  std::optional<std::string> stdin_data;
-  std::vector<std::string> env;  // empty: inherit ours
-  std::string cwd;
-  size_t output_cap_bytes = 64 * 1024;  // per stream; the tail is kept
-};
-
-struct CommandResult {
-  int64_t exit_status = 0;
-  int term_signal = 0;
-  std::string stdout_text;  // lines joined by '\n', at most output_cap_bytes
-  std::string stderr_text;
-  bool timed_out = false;
-  bool ok() const { return !timed_out && term_signal == 0 && exit_status == 0; }
-  // "exit status 1: <last stderr line>", "killed by signal 9",
-  // "timed out after the deadline": for Status messages.
-  std::string Describe() const;
-};
-
-// Runs argv to completion. `done` runs exactly once on the loop thread,
-// never from inside RunCommand: a spawn failure as a Status, otherwise the
-// result (a non-zero exit is a result, not a Status error). Keeps itself
-// alive until `done` has run.
-void RunCommand(EventLoop& loop, std::vector<std::string> argv, CommandOptions options,
-                std::function<void(Result<CommandResult>)> done);
 
 }  // namespace nbdk

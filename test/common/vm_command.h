@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/command.h"
 #include "daemon/base/status.h"
 
 namespace nbdk::vmtest {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/base/command.h"
 #include "test/common/http_client.h"
 #include "test/common/vm_command.h"
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "csi/mount_table.h"
+#include "daemon/base/command.h"
 #include "test/common/http_client.h"
 #include "test/common/vm_command.h"
 

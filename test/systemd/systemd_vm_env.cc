@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "daemon/base/command.h"
 #include "daemon/base/unique_fd.h"
 #include "test/common/vm_command.h"
 

@@ -1,4 +1,5 @@
 #include "daemon/base/child_process.h"
+#include "daemon/base/command.h"
 
 #include <gtest/gtest.h>
 
