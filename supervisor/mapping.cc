@@ -223,37 +223,6 @@ void Mapping::FinishMapWaiters(const Result<std::string>& result) {
   for (auto& w : waiters) w(result);
 }
 
-Status Mapping::StartAdopted(const std::string& device, int pid) {
-  device_ = device;
-  ++env_.stats.counters.adoptions;
-  auto watch = PidfdWatch::Open(env_.loop, pid, [this] { OnProcessGone(std::nullopt); });
-  if (!watch.ok() && watch.status().code() == Code::kNotFound) {
-    OnDeath("adopted pid " + std::to_string(pid) + " no longer exists");
-    return Status::Ok();
-  }
-  if (!watch.ok()) {
-    Transition(MappingState::kFailed, "cannot watch adopted pid: " + watch.status().message());
-    env_.on_final(request_.volume_id);
-    return watch.status();
-  }
-  adopted_ = std::move(watch).value();
-  ++server_generation_;
-  FindAdoptedScope(pid);
-  Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
-  return Status::Ok();
-}
-
-void Mapping::StartReattach(const std::string& device, std::string reason) {
-  device_ = device;
-  OnDeath(std::move(reason));
-}
-
-void Mapping::StartExpired(const std::string& device, std::string reason) {
-  device_ = device;
-  ++env_.stats.counters.expirations;
-  Transition(MappingState::kExpired, std::move(reason));
-}
-
 bool Mapping::ServerRunning() const {
   return (child_ && !child_->exited()) || (adopted_ && !adopted_->exited());
 }
@@ -275,35 +244,6 @@ void Mapping::CancelPending() {
   phase_timer_.reset();
   deadline_timer_.reset();
   link_dead_timer_.reset();
-}
-
-MappingSnapshot Mapping::Snapshot() const {
-  MappingSnapshot s;
-  s.volume_id = request_.volume_id;
-  s.image = request_.image.Path();
-  s.state = state_;
-  s.reason = reason_;
-  s.ms_in_state = env_.loop.NowMs() - state_since_ms_;
-  s.device = device_;
-  s.pid = ServerPid();
-  s.adopted = adopted_ != nullptr;
-  s.cgroup_mode = cgroup_mode_;
-  s.scope = scope_;
-  s.cgroup_reason = cgroup_reason_;
-  s.cookie = cookie_;
-  s.restarts = restarts_;
-  s.attach_attempts = attempts_;
-  if (WaitingForAttachSlot()) s.attach_queue_position = env_.attach_queue.Position(*attach_slot_);
-  s.last_exit_status = last_exit_status_;
-  s.last_term_signal = last_term_signal_;
-  s.last_exit_output = last_exit_output_;
-  if (state_ == MappingState::kDead || state_ == MappingState::kReattaching) {
-    uint64_t now = env_.loop.NowMs();
-    s.reattach_ms_left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;
-  }
-  s.output_tail = log_.Tail();
-  s.log_path = log_.path();
-  return s;
 }
 
 }  // namespace nbdk
