@@ -12,15 +12,6 @@ struct WriteOpDeleter {
 };
 using WriteOp = std::unique_ptr<void, WriteOpDeleter>;
 
-struct ReadOpDeleter {
-  using pointer = rados_read_op_t;
-  void operator()(rados_read_op_t op) const { rados_release_read_op(op); }
-};
-struct OmapIterDeleter {
-  using pointer = rados_omap_iter_t;
-  void operator()(rados_omap_iter_t iter) const { rados_omap_get_end(iter); }
-};
-
 // Keys read per round trip: the directory of a busy cluster has thousands.
 constexpr uint64_t kListPage = 512;
 
@@ -55,13 +46,13 @@ Result<OmapValues> RadosOmapStore::List(const std::string& object, const std::st
   OmapValues out;
   std::string after;
   for (unsigned char more = 1; more;) {
-    std::unique_ptr<void, ReadOpDeleter> op(rados_create_read_op());
+    ReadOp op(rados_create_read_op());
     if (!op) return Status::ResourceExhausted(what + ": rados_create_read_op failed");
     rados_omap_iter_t raw_iter = nullptr;
     int op_rc = 0;
     more = 0;
     rados_read_op_omap_get_vals2(op.get(), after.c_str(), prefix.c_str(), kListPage, &raw_iter, &more, &op_rc);
-    std::unique_ptr<void, OmapIterDeleter> iter(raw_iter);
+    OmapIter iter(raw_iter);
     int rc = io_.cluster().NoteResult(rados_read_op_operate(op.get(), io_.get(), object.c_str(), 0));
     if (rc < 0) return StatusFromRados(rc, what);
     if (op_rc < 0) return StatusFromRados(io_.cluster().NoteResult(op_rc), what);

@@ -154,17 +154,6 @@ Result<IoCtx> IoCtx::OpenById(std::shared_ptr<RadosCluster> cluster, int64_t poo
   return IoCtx(std::move(cluster), io, std::move(description));
 }
 
-namespace {
-struct ReadOpDeleter {
-  using pointer = rados_read_op_t;
-  void operator()(rados_read_op_t op) const { rados_release_read_op(op); }
-};
-struct OmapIterDeleter {
-  using pointer = rados_omap_iter_t;
-  void operator()(rados_omap_iter_t iter) const { rados_omap_get_end(iter); }
-};
-}  // namespace
-
 Result<std::map<std::string, std::string>> OmapGet(IoCtx& io, const std::string& object,
                                                    const std::vector<std::string>& keys) {
   const std::string what = "read omap of object " + object + " in " + io.description();
@@ -174,13 +163,13 @@ Result<std::map<std::string, std::string>> OmapGet(IoCtx& io, const std::string&
     key_ptrs.push_back(k.data());
     key_lens.push_back(k.size());
   }
-  std::unique_ptr<void, ReadOpDeleter> op(rados_create_read_op());
+  ReadOp op(rados_create_read_op());
   if (!op) return Status::ResourceExhausted(what + ": rados_create_read_op failed");
   rados_omap_iter_t raw_iter = nullptr;
   int op_rc = 0;
   rados_read_op_omap_get_vals_by_keys2(op.get(), key_ptrs.data(), key_ptrs.size(), key_lens.data(), &raw_iter, &op_rc);
   // librados allocates the iterator here, before the operation runs.
-  std::unique_ptr<void, OmapIterDeleter> iter(raw_iter);
+  OmapIter iter(raw_iter);
   int rc = io.cluster().NoteResult(rados_read_op_operate(op.get(), io.get(), object.c_str(), 0));
   if (rc < 0) return StatusFromRados(rc, what);
   if (op_rc < 0) return StatusFromRados(io.cluster().NoteResult(op_rc), what);

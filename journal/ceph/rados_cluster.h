@@ -103,6 +103,18 @@ class IoCtx {
   std::string description_;
 };
 
+// A librados read operation and an omap iterator, released when destroyed.
+struct ReadOpDeleter {
+  using pointer = rados_read_op_t;
+  void operator()(rados_read_op_t op) const { rados_release_read_op(op); }
+};
+using ReadOp = std::unique_ptr<void, ReadOpDeleter>;
+struct OmapIterDeleter {
+  using pointer = rados_omap_iter_t;
+  void operator()(rados_omap_iter_t iter) const { rados_omap_get_end(iter); }
+};
+using OmapIter = std::unique_ptr<void, OmapIterDeleter>;
+
 // BLOCKING. The values of `keys` in the omap of `object`; keys the object
 // lacks are absent from the result. NotFound when the object is missing.
 Result<std::map<std::string, std::string>> OmapGet(IoCtx& io, const std::string& object,
