@@ -52,15 +52,18 @@ Result<uint64_t> BlockDeviceBytes(const std::string& device) {
   return bytes;
 }
 
-Result<uint64_t> GrowNbdDevice(const std::string& device, uint64_t size_bytes, const std::string& sysfs_root) {
+Result<NbdGrowth> GrowNbdDevice(const std::string& device, uint64_t size_bytes, const std::string& sysfs_root) {
   Result<uint64_t> before = BlockDeviceBytes(device);
-  if (!before.ok() || *before >= size_bytes) return before;
+  if (!before.ok()) return before.status();
+  if (*before >= size_bytes) return NbdGrowth{*before, *before};
   Result<int> index = NbdDeviceIndex(device);
   if (!index.ok()) return index.status();
   Result<std::string> backend = ReadNbdBackendCookie(*index, sysfs_root);
   if (!backend.ok() && backend.status().code() != Code::kNotFound) return backend.status();
   NBDK_RETURN_IF_ERROR(ResizeNbdDevice(*index, size_bytes, backend.ok() ? *backend : std::string()));
-  return BlockDeviceBytes(device);
+  Result<uint64_t> after = BlockDeviceBytes(device);
+  if (!after.ok()) return after.status();
+  return NbdGrowth{*before, *after};
 }
 
 }  // namespace nbdk

@@ -34,11 +34,17 @@ Status ResizeNbdDevice(int index, uint64_t size_bytes, const std::string& backen
 // BLOCKING. The size of a block device (BLKGETSIZE64); the error names it.
 Result<uint64_t> BlockDeviceBytes(const std::string& device);
 
+// A device's size before and after GrowNbdDevice (equal when it was not
+// smaller than asked).
+struct NbdGrowth {
+  uint64_t before = 0;
+  uint64_t after = 0;
+};
+
 // BLOCKING. Grows the connected nbd `device` ("/dev/nbdN") to `size_bytes`
-// when it is smaller, never shrinks it, and returns its size after. The
-// backend identifier sent is the one the kernel holds (read from sysfs
-// under `sysfs_root`, not taken from a journal); the kernel's refusal comes
-// back as in ResizeNbdDevice.
-Result<uint64_t> GrowNbdDevice(const std::string& device, uint64_t size_bytes, const std::string& sysfs_root);
+// when it is smaller, never shrinks it. The backend identifier sent is the
+// one the kernel holds (read from sysfs under `sysfs_root`, not taken from
+// a journal); the kernel's refusal comes back as in ResizeNbdDevice.
+Result<NbdGrowth> GrowNbdDevice(const std::string& device, uint64_t size_bytes, const std::string& sysfs_root);
 
 }  // namespace nbdk

@@ -133,6 +133,8 @@ class Supervisor {
   Result<Mapping*> AddRestored(AdoptRequest& request);
   void Retire(const std::string& volume_id);
   Mapping* Find(const std::string& volume_id) const;
+  // The volume's nbd device; NotFound when the volume has no mapping.
+  Result<std::string> MappedDevice(const std::string& volume_id) const;
 
   EventLoop& loop_;
   SupervisorConfig config_;
