@@ -5,13 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <sstream>
-
-#include <climits>
 
 #include "daemon/base/log.h"
 #include "daemon/base/uv_handle.h"
@@ -29,11 +28,6 @@ bool IsPid(const char* name) {
     if (*c < '0' || *c > '9') return false;
   }
   return true;
-}
-
-std::string_view Basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 // The real and effective uid from /proc/<pid>/status ("Uid:\tR\tE\tS\tF").
@@ -123,7 +117,7 @@ Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_r
     if (!in) continue;  // exited meanwhile
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::string> argv = ParseCmdline(raw);
-    if (argv.empty() || Basename(argv[0]) != "rbd-nbd") continue;
+    if (argv.empty() || !IsRbdNbdProgram(argv[0])) continue;
     RbdNbdProcess p{std::atoi(e->d_name), std::move(argv), "", -1, -1};
     std::string dir = proc_root + "/" + e->d_name;
     p.exe = ReadLink(dir + "/exe");

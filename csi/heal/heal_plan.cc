@@ -7,18 +7,9 @@
 namespace nbdk {
 namespace {
 
-std::string ImagePath(const VolumeRecord& r) {
-  return r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image;
-}
-
-std::string_view Basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // The command line of an rbd-nbd map or attach; nullopt for anything else.
 std::optional<RbdNbdCommandLine> ServerCommandLine(const RbdNbdProcess& process) {
-  if (process.argv.empty() || Basename(process.argv[0]) != "rbd-nbd") return std::nullopt;
+  if (process.argv.empty() || !IsRbdNbdProgram(process.argv[0])) return std::nullopt;
   auto line = ParseRbdNbdArgv(process.argv);
   if (!line.ok() || line->command == "unmap") return std::nullopt;
   return std::move(*line);
@@ -40,7 +31,7 @@ std::string_view HealActionName(HealAction action) {
 
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record) {
   std::optional<RbdNbdCommandLine> line = ServerCommandLine(process);
-  return line && line->request.cookie == record.cookie && line->request.image.Path() == ImagePath(record);
+  return line && line->request.cookie == record.cookie && line->request.image.Path() == RecordedImage(record).Path();
 }
 
 std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const NbdDeviceView& device,
@@ -73,7 +64,8 @@ HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const Nb
   if (record.state != VolumeState::kStaged) {
     // A NodeStage cut short by the crash: kubelet retries it, and a retried
     // NodeStage over a non-staged record starts again from the key file.
-    return {HealAction::kSkip, 0, "state '" + std::string(VolumeStateName(record.state)) + "': left for kubelet's retry of NodeStage"};
+    return {HealAction::kSkip, 0,
+            "state '" + std::string(VolumeStateName(record.state)) + "': left for kubelet's retry of NodeStage"};
   }
   if (record.boot_id != boot_id) {
     return {HealAction::kStaleBoot, 0,
