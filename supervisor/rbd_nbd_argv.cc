@@ -97,16 +97,16 @@ std::vector<std::string> Split(const std::string& s, char separator) {
   }
 }
 
-// "pool/image" or "pool/namespace/image", as ImageSpec::Path writes it.
+// "pool/image" or "pool/namespace/image", as ImageSpec::Path writes it:
+// no part empty, so the image reads back to the same text.
 Status ReadImagePath(const std::string& path, ImageSpec* image) {
-  std::vector<std::string> parts = Split(path, '/');
-  bool empty_part = std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
-  if (parts.size() < 2 || parts.size() > 3 || empty_part) {
+  ImageSpec read;
+  if (!SplitImagePath(path, &read) || read.pool.empty() || read.image.empty() || read.Path() != path) {
     return ArgvError("image '" + path + "' is not pool/[namespace/]image");
   }
-  image->pool = parts.front();
-  image->rados_namespace = parts.size() == 3 ? parts[1] : "";
-  image->image = parts.back();
+  image->pool = read.pool;
+  image->rados_namespace = read.rados_namespace;
+  image->image = read.image;
   return Status::Ok();
 }
 

@@ -124,20 +124,13 @@ Result<int64_t> ParseSize(std::string_view text) {
 }
 
 Status ParseImageSpec(std::string_view text, MapSpec* out) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t slash = text.find('/', start);
-    if (slash == std::string_view::npos) slash = text.size();
-    parts.emplace_back(text.substr(start, slash - start));
-    start = slash + 1;
-  }
-  if (parts.size() != 2 && parts.size() != 3) {
+  ImageSpec image;
+  if (!SplitImagePath(text, &image)) {
     return Status::InvalidArgument("'" + std::string(text) + "' is not POOL/IMAGE or POOL/NAMESPACE/IMAGE");
   }
-  out->pool = parts[0];
-  out->image = parts.back();
-  out->rados_namespace = parts.size() == 3 ? parts[1] : "";
+  out->pool = image.pool;
+  out->image = image.image;
+  out->rados_namespace = image.rados_namespace;
   NBDK_RETURN_IF_ERROR(CheckCephName("pool", out->pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("namespace", out->rados_namespace, false));
   return CheckCephName("image", out->image, true);

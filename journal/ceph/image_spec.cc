@@ -4,6 +4,21 @@
 
 namespace nbdk {
 
+bool SplitImagePath(std::string_view path, ImageSpec* image) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    size_t slash = path.find('/', start);
+    parts.push_back(path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos || parts.size() > 3) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 2 && parts.size() != 3) return false;
+  image->pool = parts.front();
+  image->rados_namespace = parts.size() == 3 ? parts[1] : "";
+  image->image = parts.back();
+  return true;
+}
+
 Status CheckCephName(std::string_view field, std::string_view value, bool required) {
   std::string f(field);
   if (value.empty()) return required ? Status::InvalidArgument(f + ": missing") : Status::Ok();

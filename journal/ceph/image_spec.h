@@ -24,6 +24,12 @@ struct ImageSpec {
   }
 };
 
+// The inverse of ImageSpec::Path: "pool/image" or "pool/ns/image" split at
+// '/' into pool, namespace and image of `image` (nothing else is set).
+// False, `image` untouched, unless there are 2 or 3 parts. The parts are
+// not checked here (they may be empty): callers apply CheckCephName.
+bool SplitImagePath(std::string_view path, ImageSpec* image);
+
 // The one rule for pool, RADOS namespace and image names from outside
 // (requests, StorageClass parameters, journal records): 1 to 255 bytes, no
 // whitespace, control character, '/' or '@' (they separate the parts of

@@ -47,6 +47,15 @@ TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
   }
 }
 
+TEST(CtlArgsTest, AnImageSpecHasNoEmptyPart) {
+  MapSpec spec;
+  EXPECT_TRUE(ParseImageSpec("rbd/ns/img", &spec).ok());
+  EXPECT_EQ(spec.rados_namespace, "ns");
+  for (std::string bad : {"rbd/", "rbd/img/", "/img", "rbd//", ""}) {
+    EXPECT_EQ(ParseImageSpec(bad, &spec).code(), Code::kInvalidArgument) << "'" << bad << "'";
+  }
+}
+
 TEST(CtlArgsTest, SizesUseBinaryUnits) {
   EXPECT_EQ(*ParseSize("4096"), 4096);
   EXPECT_EQ(*ParseSize("512M"), int64_t{512} << 20);
