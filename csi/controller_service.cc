@@ -47,7 +47,8 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         cluster_images.user_id = user;
         cluster_images.keyfile = *call->keyfile;
         std::string effective_ns = ns.empty() ? entry->rados_namespace : ns;
-        rados_.Get(RadosConfigForImage(cluster_images, options_.resolve.rados_timeout_s), [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
+        RadosConfig config = RadosConfigForImage(cluster_images, options_.resolve.rados_timeout_s);
+        rados_.Get(config, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
           if (!cluster.ok()) return finish(cluster.status());
           loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
                            [call, finish] { finish(call->status); });

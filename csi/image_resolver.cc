@@ -67,7 +67,8 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }
-    clients->Get(RadosConfigForImage(image, r->options.rados_timeout_s), [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
+    RadosConfig config = RadosConfigForImage(image, r->options.rados_timeout_s);
+    clients->Get(config, [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
       if (!cluster.ok()) return r->done(cluster.status());
       auto status = std::make_shared<Status>();
       l->RunBlocking([r, cluster = *cluster, status] { *status = LookUpInCluster(cluster, *r); }, [r, status] {

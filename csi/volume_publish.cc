@@ -76,10 +76,10 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
         n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
           if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
           n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
-                    [n, before, target, held, done](Status s) {
-                      if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
-                      done(Status::Ok());
-                    });
+                            [n, before, target, held, done](Status s) {
+                              if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
+                              done(Status::Ok());
+                            });
         });
       });
 }

@@ -20,7 +20,7 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
   w.Bool(s.adopted);
   WriteJsonMember(w, "cgroup_mode", CgroupModeName(s.cgroup_mode));
   WriteJsonMember(w, s.cgroup_mode == CgroupMode::kScope ? "scope" : "cgroup_reason",
-         s.cgroup_mode == CgroupMode::kScope ? s.scope : s.cgroup_reason);
+                  s.cgroup_mode == CgroupMode::kScope ? s.scope : s.cgroup_reason);
   WriteJsonMember(w, "cookie", s.cookie);
   w.Key("restarts");
   w.Uint(s.restarts);

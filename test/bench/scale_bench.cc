@@ -332,8 +332,9 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
     Print(r);
     if (r.unhealed > 0) {
       std::string log = node.daemon().Log();
+      std::string tail = log.substr(log.size() - std::min<size_t>(log.size(), 6000));
       std::fprintf(stderr, "N=%d K=%s: %zu volume(s) not healed in %.0f s; the daemon's log ends:\n%s\n", n,
-                   KName(k).c_str(), r.unhealed, give_up_s, log.substr(log.size() - std::min<size_t>(log.size(), 6000)).c_str());
+                   KName(k).c_str(), r.unhealed, give_up_s, tail.c_str());
       // Expired volumes may hold writers in IO that never returns: no
       // teardown, no further N.
       node.KeepLog(keep_logs);
