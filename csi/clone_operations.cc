@@ -2,10 +2,13 @@
 
 #include <rbd/features.h>
 
+#include <limits>
+
 #include "csi/controller_operations.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_clone.h"
 #include "journal/ceph/rbd_image.h"
+#include "journal/volume_id.h"
 
 namespace nbdk {
 namespace {
@@ -47,6 +50,22 @@ Result<ResolvedSource> ResolveVolume(const std::shared_ptr<RadosCluster>& cluste
 }  // namespace
 
 std::string TemporaryCloneName(const std::string& image) { return image + "-temp"; }
+
+std::string RecordedSource(const ContentSource& source) {
+  return source.kind == ContentSource::Kind::kVolume ? source.id : "";
+}
+
+Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<RadosCluster>& cluster,
+                                                       const std::string& recorded, const std::string& ns) {
+  auto id = DecodeVolumeId(recorded);
+  if (!id.ok()) return std::optional<ResolvedSource>();
+  // Any size fits: only the image is wanted.
+  auto source = ResolveContentSource(cluster, {ContentSource::Kind::kVolume, recorded, *id},
+                                     std::numeric_limits<int64_t>::max(), ns);
+  if (!source.ok() && source.status().code() == Code::kNotFound) return std::optional<ResolvedSource>();
+  if (!source.ok()) return source.status();
+  return std::optional<ResolvedSource>(std::move(*source));
+}
 
 Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster,
                                             const ContentSource& source, int64_t size_bytes, const std::string& ns) {

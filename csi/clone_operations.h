@@ -77,6 +77,17 @@ void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& par
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
                           ResolvedSource* source);
 
+// What the volume journal records as csi.source for a new volume from
+// `source`: a volume's ID when cloning a volume (DeleteVolume needs it to
+// find a temporary snapshot a crash left on the source), else "".
+std::string RecordedSource(const ContentSource& source);
+
+// The source volume that RecordedSource recorded; nullopt when that volume
+// or its image no longer exists (or the value is not a volume ID).
+Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<RadosCluster>& cluster,
+                                                       const std::string& recorded,
+                                                       const std::string& rados_namespace);
+
 // "<image>-temp": ceph-csi's name of a cloned volume's temporary clone.
 std::string TemporaryCloneName(const std::string& image);
 

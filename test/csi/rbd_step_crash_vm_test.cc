@@ -184,7 +184,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
       if (!source.ok()) return out;
       resolved.emplace(std::move(*source));
       VolumeJournal journal(store, store, {pool_id_, pool_id_}, kDefaultJournalInstance, RandomUuid);
-      auto reserved = journal.Reserve(params.name, params.image_name);
+      auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source));
       EXPECT_TRUE(reserved.ok()) << reserved.status().ToString();
       if (!reserved.ok()) return out;
       out.reservation = *reserved;
@@ -295,6 +295,9 @@ class RbdStepCrashVmTest : public ::testing::Test {
     ExpectData(image);
     ExpectSourceIntact();
     ExpectJournal(kVolumeJournalNames, name, crash.reservation.uuid);
+    auto attrs = AllOmap(*io_, JournalObject(kVolumeJournalNames, crash.reservation.uuid));
+    ASSERT_TRUE(attrs);
+    EXPECT_EQ((*attrs)[kSourceKey], op == Operation::kClone ? source_.volume_id : "");
     EXPECT_TRUE(DeleteVolumeBlocking(cluster_, Ref(crash.id), "").ok());
     ExpectGone(kVolumeJournalNames, name, crash.reservation.uuid, {image, temp});
   }
