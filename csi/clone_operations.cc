@@ -2,10 +2,13 @@
 
 #include <rbd/features.h>
 
+#include <limits>
+
 #include "csi/controller_operations.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_clone.h"
 #include "journal/ceph/rbd_image.h"
+#include "journal/volume_id.h"
 
 namespace nbdk {
 namespace {
@@ -48,6 +51,22 @@ Result<ResolvedSource> ResolveVolume(const std::shared_ptr<RadosCluster>& cluste
 
 std::string TemporaryCloneName(const std::string& image) { return image + "-temp"; }
 
+std::string RecordedSource(const ContentSource& source) {
+  return source.kind == ContentSource::Kind::kVolume ? source.id : "";
+}
+
+Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<RadosCluster>& cluster,
+                                                       const std::string& recorded, const std::string& ns) {
+  auto id = DecodeVolumeId(recorded);
+  if (!id.ok()) return std::optional<ResolvedSource>();
+  // Any size fits: only the image is wanted.
+  auto source = ResolveContentSource(cluster, {ContentSource::Kind::kVolume, recorded, *id},
+                                     std::numeric_limits<int64_t>::max(), ns);
+  if (!source.ok() && source.status().code() == Code::kNotFound) return std::optional<ResolvedSource>();
+  if (!source.ok()) return source.status();
+  return std::optional<ResolvedSource>(std::move(*source));
+}
+
 Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster,
                                             const ContentSource& source, int64_t size_bytes, const std::string& ns) {
   if (source.kind == ContentSource::Kind::kNone) return ResolvedSource{};
@@ -67,36 +86,65 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
   return resolved;
 }
 
-Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                       const CreateVolumeParams& params, ResolvedSource& source) {
+void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& parent_io, const std::string& parent,
+                                         const std::string& snap, IoCtx& child_io, const std::string& child,
+                                         uint64_t features) {
+  IoCtx* from = &parent_io;
+  IoCtx* to = &child_io;
+  steps.push_back({"snapshot " + parent + "@" + snap,
+                   [=] { return CreateSnapshotForClone(*from, parent, snap, *to, child); }});
+  steps.push_back({"clone " + child + " from " + parent + "@" + snap,
+                   [=] { return CloneImage(*from, parent, snap, *to, child, features); }});
+  steps.push_back({"remove " + parent + "@" + snap, [=] { return RemoveSnapshot(*from, parent, snap); }});
+}
+
+std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
+                                      const std::string& image, const CreateVolumeParams& params,
+                                      ResolvedSource& source) {
   const uint64_t size = static_cast<uint64_t>(params.size_bytes);
   // A clone needs layering whatever the StorageClass lists.
   const uint64_t features = params.features | RBD_FEATURE_LAYERING;
+  IoCtx* to = &io;
+  IoCtx* from = source.io ? &*source.io : nullptr;
+  const std::string parent = source.image;
+  auto flatten = [cluster, from, parent](int limit) {
+    return RbdStep{"flatten " + parent + " at depth " + std::to_string(limit), [=] {
+                     auto flattened = FlattenIfDeeper(cluster, *from, parent, limit);
+                     return flattened.ok() ? Status::Ok() : flattened.status();
+                   }};
+  };
+  std::vector<RbdStep> steps;
   switch (source.kind) {
-    case ContentSource::Kind::kNone: {
-      Status created = CreateImage(io, image, size, params.features);
-      return created.code() == Code::kAlreadyExists ? Status::Ok() : created;
-    }
-    case ContentSource::Kind::kSnapshot: {
+    case ContentSource::Kind::kNone:
+      steps.push_back({"create " + image, [=, creating = params.features] {
+                         Status created = CreateImage(*to, image, size, creating);
+                         return created.code() == Code::kAlreadyExists ? Status::Ok() : created;
+                       }});
+      return steps;
+    case ContentSource::Kind::kSnapshot:
       // Restoring adds one level: flatten the snapshot image first when
       // that level would reach the hard limit (ceph-csi: hard limit - 1).
-      auto flattened = FlattenIfDeeper(cluster, *source.io, source.image, kHardMaxCloneDepth - 1);
-      if (!flattened.ok()) return flattened.status();
-      NBDK_RETURN_IF_ERROR(CloneImage(*source.io, source.image, source.image, io, image, features));
+      steps.push_back(flatten(kHardMaxCloneDepth - 1));
+      steps.push_back({"clone " + image + " from " + parent + "@" + parent,
+                       [=] { return CloneImage(*from, parent, parent, *to, image, features); }});
       break;
-    }
     case ContentSource::Kind::kVolume: {
       // Cloning adds two levels (the temporary clone and the clone).
-      auto flattened = FlattenIfDeeper(cluster, *source.io, source.image, kHardMaxCloneDepth - 2);
-      if (!flattened.ok()) return flattened.status();
+      steps.push_back(flatten(kHardMaxCloneDepth - 2));
       const std::string temp = TemporaryCloneName(image);
-      NBDK_RETURN_IF_ERROR(
-          CloneThroughTemporarySnapshot(*source.io, source.image, temp, io, temp, kIntermediateFeatures));
-      NBDK_RETURN_IF_ERROR(CloneThroughTemporarySnapshot(io, temp, image, io, image, features));
+      AppendCloneThroughTemporarySnapshot(steps, *from, parent, temp, io, temp, kIntermediateFeatures);
+      AppendCloneThroughTemporarySnapshot(steps, io, temp, image, io, image, features);
       break;
     }
   }
-  return GrowImage(io, image, size);
+  steps.push_back({"grow " + image + " to " + std::to_string(size) + " bytes",
+                   [=] { return GrowImage(*to, image, size); }});
+  return steps;
+}
+
+Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
+                       const CreateVolumeParams& params, ResolvedSource& source) {
+  return RunRbdSteps(VolumeImageSteps(cluster, io, image, params, source));
 }
 
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,

@@ -13,16 +13,18 @@
 //
 // Then the image grows to the requested size (larger than the source is
 // allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
-// Every step is idempotent, so a CreateVolume retried after a crash rolls
-// the creation forward.
+// Every step (VolumeImageSteps) is idempotent, so a CreateVolume retried
+// after a crash rolls the creation forward.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "csi/controller_request.h"
+#include "csi/rbd_steps.h"
 #include "daemon/base/status.h"
 #include "journal/ceph/rados_cluster.h"
 
@@ -46,10 +48,27 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
                                             const ContentSource& source, int64_t size_bytes,
                                             const std::string& rados_namespace);
 
-// Makes (or finishes making) `image` in `io` from `source` (kNone: a new
-// empty image), `size_bytes` large.
+// The RBD steps that make `image` in `io` from `source`, `size_bytes`
+// large (csi/rbd_steps.h): kNone, one (a new empty image); a snapshot,
+// flatten if deep, clone, grow; a volume, flatten if deep, twice the three
+// of AppendCloneThroughTemporarySnapshot, grow. `io` and `source.io` must
+// outlive the steps.
+std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
+                                      const std::string& image, const CreateVolumeParams& params,
+                                      ResolvedSource& source);
+
+// Makes (or finishes making) `image`: runs VolumeImageSteps.
 Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
                        const CreateVolumeParams& params, ResolvedSource& source);
+
+// ceph-csi's "snapshot parent@snap, clone it into `child`, remove
+// parent@snap" (it stays in librbd's trash namespace while `child` needs
+// it) as three steps (journal/ceph/rbd_clone.h), appended to `steps`; the
+// snapshot and the clone are skipped once `child` exists. The IoCtxs must
+// outlive the steps.
+void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& parent_io, const std::string& parent,
+                                         const std::string& snap, IoCtx& child_io, const std::string& child,
+                                         uint64_t features);
 
 // Removes `image` and its temporary clone, with the snapshots that tie them
 // together; images something still depends on go to the RBD trash instead.
@@ -57,6 +76,17 @@ Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, 
 // temporary snapshot is removed too.
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
                           ResolvedSource* source);
+
+// What the volume journal records as csi.source for a new volume from
+// `source`: a volume's ID when cloning a volume (DeleteVolume needs it to
+// find a temporary snapshot a crash left on the source), else "".
+std::string RecordedSource(const ContentSource& source);
+
+// The source volume that RecordedSource recorded; nullopt when that volume
+// or its image no longer exists (or the value is not a volume ID).
+Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<RadosCluster>& cluster,
+                                                       const std::string& recorded,
+                                                       const std::string& rados_namespace);
 
 // "<image>-temp": ceph-csi's name of a cloned volume's temporary clone.
 std::string TemporaryCloneName(const std::string& image);

@@ -67,7 +67,7 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
       NBDK_RETURN_IF_ERROR(MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source));
     }
   } else {
-    auto reserved = journal.Reserve(params.name, params.image_name);
+    auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source));
     if (!reserved.ok()) return reserved.status();
     reservation = *reserved;
     Status made = MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source);
@@ -102,9 +102,18 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
     return Status::FailedPrecondition("volume " + volume.volume_id + ": image " + image + " in " + io.description() +
                                       " is in use by watcher " + watchers->front() + "; nothing deleted");
   }
+  // A crash right after the temporary snapshot source@<image>-temp (before
+  // or after its clone) leaves it on the source, which only csi.source
+  // names: it goes with the rest.
+  std::optional<ResolvedSource> source;
+  if (found->attributes && !found->attributes->source.empty()) {
+    auto recorded = RecordedSourceOf(cluster, found->attributes->source, ns);
+    if (!recorded.ok()) return recorded.status().WithContext("volume " + volume.volume_id + ": csi.source");
+    source = std::move(*recorded);
+  }
   // Snapshots and clones of the image keep it in the RBD trash until the
   // last of them is deleted (journal/ceph/rbd_clone.h RemoveOrTrashImage).
-  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, nullptr));
+  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, source ? &*source : nullptr));
   if (!found->attributes) return Status::Ok();
 
   RadosOmapStore volumes(io);

@@ -7,8 +7,9 @@
 // (docs/ceph-csi-compat.md's order), empty or from a content source
 // (csi/clone_operations.h). Delete: the reverse - the image and its
 // temporary clone (to the RBD trash while snapshots or clones depend on
-// them), then the per-volume object, then the directory key - and nothing
-// at all while the image has a watcher (it is mapped somewhere).
+// them), a temporary snapshot a crash left on a clone's source (csi.source),
+// then the per-volume object, then the directory key - and nothing at all
+// while the image has a watcher (it is mapped somewhere).
 #pragma once
 
 #include <cstdint>

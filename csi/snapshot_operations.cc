@@ -81,13 +81,9 @@ Result<SnapshotInfo> Describe(const std::string& cluster_id, int64_t pool_id, Io
   return out;
 }
 
-// The steps after the reservation, each idempotent.
 Status MakeSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& source,
                          const std::string& snap) {
-  NBDK_RETURN_IF_ERROR(CloneThroughTemporarySnapshot(io, source, snap, io, snap, kSnapshotImageFeatures));
-  NBDK_RETURN_IF_ERROR(CreateSnapshot(io, snap, snap));
-  auto flattened = FlattenIfDeeper(cluster, io, snap, kHardMaxCloneDepth);
-  return flattened.ok() ? Status::Ok() : flattened.status();
+  return RunRbdSteps(SnapshotImageSteps(cluster, io, source, snap));
 }
 
 // Removes what MakeSnapshotImage made, in reverse.
@@ -118,6 +114,19 @@ Result<std::vector<int64_t>> AllPoolIds(const std::shared_ptr<RadosCluster>& clu
 }
 
 }  // namespace
+
+std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
+                                        const std::string& source, const std::string& snap) {
+  std::vector<RbdStep> steps;
+  AppendCloneThroughTemporarySnapshot(steps, io, source, snap, io, snap, kSnapshotImageFeatures);
+  IoCtx* pool = &io;
+  steps.push_back({"snapshot " + snap + "@" + snap, [=] { return CreateSnapshot(*pool, snap, snap); }});
+  steps.push_back({"flatten " + snap + " at depth " + std::to_string(kHardMaxCloneDepth), [=] {
+                     auto flattened = FlattenIfDeeper(cluster, *pool, snap, kHardMaxCloneDepth);
+                     return flattened.ok() ? Status::Ok() : flattened.status();
+                   }});
+  return steps;
+}
 
 Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster,
                                             const CreateSnapshotParams& params, const std::string& ns) {

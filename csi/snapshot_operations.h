@@ -7,9 +7,9 @@
 // csi.imagename = csi-snap-<uuid>, csi.source = the source's image name),
 // then source@csi-snap-<uuid> -> clone csi-snap-<uuid> (layering,
 // deep-flatten) -> remove source@csi-snap-<uuid> -> snapshot
-// csi-snap-<uuid>@csi-snap-<uuid>, flattened at kHardMaxCloneDepth. Every
-// step is idempotent: a retry after a crash finishes the snapshot; a
-// failure (not a crash) undoes it.
+// csi-snap-<uuid>@csi-snap-<uuid>, flattened at kHardMaxCloneDepth
+// (SnapshotImageSteps). Every step is idempotent: a retry after a crash
+// finishes the snapshot; a failure (not a crash) undoes it.
 //
 // DeleteSnapshot: the reverse - the RBD snapshot, the image (to the RBD
 // trash while volumes restored from it still need it), the journal.
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "csi/controller_request.h"
+#include "csi/rbd_steps.h"
 #include "csi/snapshot_request.h"
 #include "daemon/base/status.h"
 #include "journal/ceph/rados_cluster.h"
@@ -34,6 +35,14 @@ struct SnapshotInfo {
   int64_t created_s = 0;
   int32_t created_ns = 0;
 };
+
+// The RBD steps after the reservation (csi/rbd_steps.h): snapshot
+// source@snap, clone `snap` from it, remove source@snap, snapshot
+// snap@snap, flatten `snap` at kHardMaxCloneDepth; `snap` is
+// csi-snap-<uuid>, `source` the source volume's image, both in `io`, which
+// must outlive the steps.
+std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
+                                        const std::string& source, const std::string& snap);
 
 // NotFound when the source volume does not exist; InvalidArgument when its
 // image lacks the layering feature (ceph-csi's answer); AlreadyExists when

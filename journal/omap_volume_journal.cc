@@ -73,10 +73,9 @@ Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name
     (void)volumes_.RemoveObject(object);
     return dir.WithContext("reserve request " + request_name);
   }
-  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(names_, uuid) : image_name,
-                        names_.has_source ? source : ""};
+  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(names_, uuid) : image_name, source};
   OmapValues attrs = {{names_.request_name_key, request_name}, {kImageNameKey, out.image_name}};
-  if (names_.has_source) attrs[kSourceKey] = source;
+  if (names_.has_source || !source.empty()) attrs[kSourceKey] = source;
   if (pools_.image_pool_id != pools_.journal_pool_id) attrs[kJournalPoolKey] = PoolIdHex(pools_.journal_pool_id);
   Status filled = volumes_.Set(object, attrs);
   if (!filled.ok()) {
@@ -116,8 +115,7 @@ Result<std::map<std::string, DirectoryValue>> VolumeJournal::List() {
 Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid,
                                                              const JournalNames& names) {
   const std::string object = JournalObject(names, uuid);
-  std::vector<std::string> keys = {names.request_name_key, kImageNameKey, kJournalPoolKey};
-  if (names.has_source) keys.push_back(kSourceKey);
+  std::vector<std::string> keys = {names.request_name_key, kImageNameKey, kJournalPoolKey, kSourceKey};
   auto attrs = volumes.Get(object, keys);
   if (!attrs.ok() && attrs.status().code() == Code::kNotFound) return std::optional<VolumeAttributes>();
   if (!attrs.ok()) return attrs.status();

@@ -11,7 +11,9 @@
 // exactly one reservation (one image name) survives. A snapshot reservation
 // also records its source (csi.source, the source volume's image name); a
 // Lookup for another source is AlreadyExists, as CSI asks of a snapshot name
-// reused for another volume.
+// reused for another volume. A volume cloned from a volume records the
+// source volume's ID there (nbdkeeper's own; ceph-csi ignores it), so that
+// DeleteVolume finds a temporary snapshot a crash left on the source.
 //
 // BLOCKING (every call goes to the stores); not thread-safe: the caller
 // serializes calls per request name (the controller's per-name op lock).
@@ -32,7 +34,7 @@ namespace nbdk {
 struct VolumeReservation {
   std::string uuid;
   std::string image_name;
-  std::string source;  // snapshots: csi.source; volumes: ""
+  std::string source;  // csi.source: a snapshot's source image, a volume clone's source volume ID; or ""
 
   bool operator==(const VolumeReservation&) const = default;
 };
@@ -42,7 +44,7 @@ struct VolumeAttributes {
   std::string request_name;                // csi.volname; "" if absent
   std::string image_name;                  // csi.imagename, or csi-vol-<uuid>
   std::optional<int64_t> journal_pool_id;  // csi.journalpool, when set
-  std::string source;                      // csi.source (snapshots); "" if absent
+  std::string source;                      // csi.source; "" if absent
 };
 
 struct VolumeJournalPools {
@@ -67,7 +69,8 @@ class VolumeJournal {
 
   // Reserves `request_name` (the caller found no reservation). The image
   // name is `image_name`, or csi-vol-<uuid> (csi-snap-<uuid>) when empty;
-  // `source` is recorded as csi.source in the snapshot journal. On failure,
+  // `source` is recorded as csi.source (always in the snapshot journal; in
+  // the volume journal when not empty: a clone's source volume). On failure,
   // what was written is undone (best effort; Lookup cleans up whatever a
   // crash leaves).
   Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "",

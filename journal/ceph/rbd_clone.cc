@@ -102,6 +102,12 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
   int rc = child_io.cluster().NoteResult(
       rbd_clone3(parent_io.get(), parent.c_str(), snap.c_str(), child_io.get(), child.c_str(), raw));
   if (rc == -EEXIST) return Status::Ok();
+  if (rc == -ENOENT) {
+    // parent@snap is missing: fine when `child` exists (see the header).
+    auto existing = StatImage(child_io, child);
+    if (existing.ok()) return Status::Ok();
+    if (existing.status().code() != Code::kNotFound) return existing.status();
+  }
   if (rc < 0) {
     return StatusFromRados(rc, ImageWhat(child_io, "clone", child) + " from " + parent + "@" + snap + " in " +
                                    parent_io.description());
@@ -109,15 +115,12 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
   return Status::Ok();
 }
 
-Status CloneThroughTemporarySnapshot(IoCtx& parent_io, const std::string& parent, const std::string& snap,
-                                     IoCtx& child_io, const std::string& child, uint64_t features) {
+Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap,
+                              IoCtx& child_io, const std::string& child) {
   auto existing = StatImage(child_io, child);
-  if (!existing.ok() && existing.status().code() != Code::kNotFound) return existing.status();
-  if (!existing.ok()) {
-    NBDK_RETURN_IF_ERROR(CreateSnapshot(parent_io, parent, snap));
-    NBDK_RETURN_IF_ERROR(CloneImage(parent_io, parent, snap, child_io, child, features));
-  }
-  return RemoveSnapshot(parent_io, parent, snap);
+  if (existing.ok()) return Status::Ok();
+  if (existing.status().code() != Code::kNotFound) return existing.status();
+  return CreateSnapshot(parent_io, parent, snap);
 }
 
 Result<int> CloneDepth(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image) {

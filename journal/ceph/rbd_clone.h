@@ -52,16 +52,17 @@ Status RemoveSnapshot(IoCtx& io, const std::string& image, const std::string& sn
 Result<bool> SnapshotExists(IoCtx& io, const std::string& image, const std::string& snap);
 
 // Clones parent@snap into `child` (clone format 2, `features`). An existing
-// `child` is success: only reserved names are cloned into, so it is this
-// clone, made by an earlier attempt.
+// `child` is success, also when parent@snap is gone: only reserved names
+// are cloned into, so it is this clone, made by an earlier attempt (which
+// may have removed parent@snap since).
 Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string& snap, IoCtx& child_io,
                   const std::string& child, uint64_t features);
 
-// ceph-csi's step "snapshot, clone, remove the snapshot": parent@snap ->
-// child, then parent@snap is removed (it stays in the trash namespace while
-// the child needs it). Skips the clone when `child` exists.
-Status CloneThroughTemporarySnapshot(IoCtx& parent_io, const std::string& parent, const std::string& snap,
-                                     IoCtx& child_io, const std::string& child, uint64_t features);
+// The first of ceph-csi's three steps "snapshot parent@snap, clone it into
+// `child` (CloneImage), remove parent@snap (RemoveSnapshot)": creates
+// parent@snap unless `child` exists (an earlier attempt got further).
+Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap,
+                              IoCtx& child_io, const std::string& child);
 
 // The number of ancestors of `image` (0: no parent), following parents into
 // other pools and into the trash.

@@ -50,3 +50,11 @@ target_link_libraries(clone_delete_order_vm_test PRIVATE
 target_compile_definitions(clone_delete_order_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
 add_dependencies(clone_delete_order_vm_test nbdkeeperd)
 nbdk_add_vm_test(NAME clone_delete_order_vm COMMAND $<TARGET_FILE:clone_delete_order_vm_test> TIMEOUT 600)
+
+# A crash between any two RBD steps of CreateSnapshot and of CreateVolume
+# from a snapshot or a volume, retried and deleted through the Controller's
+# BLOCKING functions against the VM's real Ceph (no nbdkeeperd): runs in the
+# VM.
+add_executable(rbd_step_crash_vm_test rbd_step_crash_vm_test.cc)
+target_link_libraries(rbd_step_crash_vm_test PRIVATE nbdk_controller_service GTest::gtest GTest::gtest_main)
+nbdk_add_vm_test(NAME rbd_step_crash_vm COMMAND $<TARGET_FILE:rbd_step_crash_vm_test> TIMEOUT 600)

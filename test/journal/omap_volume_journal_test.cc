@@ -61,6 +61,21 @@ TEST(VolumeJournal, AnExactImageNameIsRecordedAsCephCsiRecordsAny) {
   EXPECT_EQ((*found)->image_name, "db-data");
 }
 
+TEST(VolumeJournal, ACloneRecordsItsSourceVolume) {
+  Harness h;
+  const std::string source = "0001-0004-test-0000000000000005-" + std::string(kUuid3);
+  auto r = h.journal.Reserve(kName, "", source);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source, source);
+  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)]["csi.source"], source);
+  auto attrs = ReadVolumeAttributes(h.store, kUuid1);
+  ASSERT_TRUE(attrs.ok() && *attrs);
+  EXPECT_EQ((*attrs)->source, source);
+  auto found = h.journal.Lookup(kName);
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ((*found)->source, source);
+}
+
 TEST(VolumeJournal, SeparateJournalPoolWritesPoolIds) {
   FakeOmapStore dir, vols;
   VolumeJournal j(dir, vols, {3, 10}, "default", [] { return std::string(kUuid1); });
