@@ -102,7 +102,7 @@ csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::stri
   return req;
 }
 
-Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path) {
+Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path, int interval_ms) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_DSYNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno(errno, "open " + path);
   void* buf = nullptr;
@@ -110,7 +110,7 @@ Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path) {
     ::close(fd);
     return Status::FromErrno(rc, "posix_memalign");
   }
-  std::unique_ptr<Writer> w(new Writer(fd, buf));
+  std::unique_ptr<Writer> w(new Writer(fd, buf, interval_ms));
   w->thread_ = std::thread([raw = w.get()] { raw->Loop(); });
   return w;
 }
@@ -144,6 +144,7 @@ void Writer::Loop() {
       std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
     }
     ++writes_;
+    if (interval_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms_));
   }
 }
 

@@ -48,7 +48,9 @@ csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::stri
 // reaches the device: a dead rbd-nbd shows as a write that does not return.
 class Writer {
  public:
-  static Result<std::unique_ptr<Writer>> Start(const std::string& path);
+  // Writes 4 KiB blocks to `path` (O_DIRECT|O_DSYNC), one after another,
+  // or with a pause of `interval_ms` after each (a paced writer).
+  static Result<std::unique_ptr<Writer>> Start(const std::string& path, int interval_ms = 0);
   ~Writer();
   void Stop();
   // Forgets the longest write so far (to measure one event's pause).
@@ -60,11 +62,12 @@ class Writer {
   double blocked_s() const;
 
  private:
-  Writer(int fd, void* buf) : fd_(fd), buf_(buf) {}
+  Writer(int fd, void* buf, int interval_ms) : fd_(fd), buf_(buf), interval_ms_(interval_ms) {}
   void Loop();
 
   int fd_;
   void* buf_;
+  int interval_ms_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> longest_us_{0}, errors_{0}, writes_{0};
