@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "daemon/base/command.h"
@@ -148,7 +149,7 @@ void Writer::Loop() {
   }
 }
 
-std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id) {
+std::optional<std::map<std::string, VolumeStatus>> GetVolumeStatuses(int health_port) {
   auto reply = test::HttpGet(health_port, "/status");
   rapidjson::Document doc;
   doc.Parse(reply.body.c_str());
@@ -159,9 +160,9 @@ std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& 
   auto str = [](const rapidjson::Value& v, const char* key) {
     return v.HasMember(key) && v[key].IsString() ? std::string(v[key].GetString()) : std::string();
   };
+  std::map<std::string, VolumeStatus> out;
   for (const auto& v : doc["volumes"].GetArray()) {
-    if (str(v, "volume_id") != volume_id) continue;
-    VolumeStatus s;
+    VolumeStatus& s = out[str(v, "volume_id")];
     s.state = str(v, "state");
     s.device = str(v, "device");
     s.journal_state = str(v, "journal_state");
@@ -171,9 +172,16 @@ std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& 
     if (v.HasMember("pid") && v["pid"].IsInt()) s.pid = v["pid"].GetInt();
     if (v.HasMember("restarts") && v["restarts"].IsUint64()) s.restarts = v["restarts"].GetUint64();
     if (v.HasMember("adopted") && v["adopted"].IsBool()) s.adopted = v["adopted"].GetBool();
-    return s;
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id) {
+  auto all = GetVolumeStatuses(health_port);
+  if (!all) return std::nullopt;
+  auto it = all->find(volume_id);
+  if (it == all->end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<pid_t> ProcessesOf(const std::string& program, const std::string& with_arg) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ struct VolumeStatus {
 };
 // nullopt when the daemon does not answer or does not list the volume.
 std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id);
+// Every volume's entry by volume ID, from one GET /status (a poll of many
+// volumes asks once per round: each request costs the daemon's loop);
+// nullopt when the daemon does not answer.
+std::optional<std::map<std::string, VolumeStatus>> GetVolumeStatuses(int health_port);
 
 // Processes (from /proc) whose argv[0] is `program` (any directory) and,
 // unless `with_arg` is empty, that have `with_arg` among their arguments.
