@@ -53,12 +53,15 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
                                       (t.read_only ? " read-only" : " read-write")));
   }
   // SINGLE_NODE_SINGLE_WRITER is one workload at a time (Kubernetes'
-  // ReadWriteOncePod): a second target is refused, as the spec asks.
-  if (request.capability.access_mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER &&
-      !found->published_targets.empty()) {
-    return done(Status::FailedPrecondition("volume " + request.volume_id +
-                                           " is SINGLE_NODE_SINGLE_WRITER and already published at " +
-                                           found->published_targets.front().path));
+  // ReadWriteOncePod): a second target is refused, as the spec asks - also
+  // when the second asks for another mode, so the journal keeps the mode.
+  const bool single_writer =
+      request.capability.access_mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER;
+  for (const PublishedTarget& t : found->published_targets) {
+    if (!single_writer && !t.single_writer) continue;
+    const char* why = t.single_writer ? " was published SINGLE_NODE_SINGLE_WRITER at "
+                                      : " is asked for SINGLE_NODE_SINGLE_WRITER but is published at ";
+    return done(Status::FailedPrecondition("volume " + request.volume_id + why + t.path));
   }
   VolumeRecord before = *found;
   std::string source = found->block ? found->nbd_device : StagedMountPoint(found->staging_path, found->volume_id);
@@ -66,9 +69,10 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   NodeContext* n = &node;
   node.host.CreateMountPoint(
       node.options.path_roots, request.target_path, before.block, kField,
-      [n, request, before, source, held, done](Result<bool> created) {
+      [n, request, before, source, single_writer, held, done](Result<bool> created) {
         if (!created.ok()) return done(created.status());
-        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options};
+        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options,
+                               single_writer};
         VolumeRecord after = before;
         after.published_targets.push_back(target);
         // Journaled before the mount: a crash in between leaves an entry that

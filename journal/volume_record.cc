@@ -133,6 +133,7 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
     NBDK_RETURN_IF_ERROR(t.Bool("read_only", &target.read_only));
     NBDK_RETURN_IF_ERROR(t.OptionalBool("created", false, &target.created));
     NBDK_RETURN_IF_ERROR(t.OptionalStrings("mount_flags", &target.mount_flags));
+    NBDK_RETURN_IF_ERROR(t.OptionalBool("single_writer", false, &target.single_writer));
     r->published_targets.push_back(std::move(target));
     return Status::Ok();
   }));
@@ -216,6 +217,10 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
     w.Key("created");
     w.Bool(t.created);
     WriteJsonMember(w, "mount_flags", t.mount_flags);
+    if (t.single_writer) {
+      w.Key("single_writer");
+      w.Bool(true);
+    }
     w.EndObject();
   }
   w.EndArray();

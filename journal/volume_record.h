@@ -27,6 +27,10 @@ struct PublishedTarget {
   // The publish request's mount flags (allow-listed), so that a heal
   // remount restores the same mount. Absent in older records: none.
   std::vector<std::string> mount_flags;
+  // Published as SINGLE_NODE_SINGLE_WRITER: while this target stays, no
+  // other may join, whatever access mode the other asks for. Absent in
+  // older records (and written only when set): false.
+  bool single_writer = false;
   bool operator==(const PublishedTarget&) const = default;
 };
 
@@ -83,8 +87,9 @@ ImageSpec RecordedImage(const VolumeRecord& record);
 std::string EncodeVolumeRecord(const VolumeRecord& record);
 
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
-// required and type-checked (except the two `created` flags, which older
-// records lack); unknown members are ignored, so an older daemon
+// required and type-checked, except those added after the first release
+// (the `created` flags, the mount flags, `single_writer`), which older
+// records lack; unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.
 // Corruption names the field:
 // "field monitors[1]: expected a string".

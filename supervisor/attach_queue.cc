@@ -10,9 +10,19 @@ AttachQueue::AttachQueue(EventLoop& loop, size_t limit) : loop_(loop), limit_(li
 
 AttachQueue::~AttachQueue() { *alive_ = false; }
 
-std::unique_ptr<AttachQueue::Ticket> AttachQueue::Enqueue(Kind kind, std::function<void()> on_granted) {
-  std::unique_ptr<Ticket> ticket(new Ticket(*this, kind, std::move(on_granted)));
-  (kind == Kind::kReattach ? reattaches_ : maps_).push_back(ticket.get());
+std::unique_ptr<AttachQueue::Ticket> AttachQueue::EnqueueReattach(uint64_t deadline_ms,
+                                                                  std::function<void()> on_granted) {
+  std::unique_ptr<Ticket> ticket(new Ticket(*this, Kind::kReattach, deadline_ms, std::move(on_granted)));
+  auto after = std::upper_bound(reattaches_.begin(), reattaches_.end(), deadline_ms,
+                                [](uint64_t deadline, const Ticket* t) { return deadline < t->deadline_ms_; });
+  reattaches_.insert(after, ticket.get());
+  SchedulePump();
+  return ticket;
+}
+
+std::unique_ptr<AttachQueue::Ticket> AttachQueue::EnqueueMap(std::function<void()> on_granted) {
+  std::unique_ptr<Ticket> ticket(new Ticket(*this, Kind::kMap, 0, std::move(on_granted)));
+  maps_.push_back(ticket.get());
   SchedulePump();
   return ticket;
 }

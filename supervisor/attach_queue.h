@@ -9,11 +9,17 @@
 // flight finishes the whole sooner (test/bench/scale_bench.cc measures the
 // curve; the default is in daemon/config.h).
 //
-// Order: re-attaches before first maps, FIFO within each. A re-attach is a
-// volume whose IO is stalled right now and whose kernel reattach window is
-// running out; a first map is a NodeStage whose caller retries and whose
-// volume has no IO yet. Re-attaches cannot starve maps for long: there is at
-// most one per volume, and each leaves the queue when it starts.
+// Order: re-attaches before first maps. A re-attach is a volume whose IO is
+// stalled right now and whose kernel reattach window is running out; a
+// first map is a NodeStage whose caller retries and whose volume has no IO
+// yet. Re-attaches cannot starve maps for long: there is at most one per
+// volume, and each leaves the queue when it starts.
+// Re-attaches go earliest deadline first (FIFO among equal ones): the
+// volume whose window closes first starts first, and an attempt that
+// failed (or was killed at its deadline) and queues again keeps the place
+// its death gave it instead of going behind every volume that died after
+// it - in a mass heal that back-of-the-queue retry was what left a few
+// volumes far behind the rest. Maps: FIFO.
 //
 // A Ticket is a place in the queue, then a slot. Destroying it leaves the
 // queue or frees the slot, whichever it holds; freed slots go to the next
@@ -46,10 +52,11 @@ class AttachQueue {
 
    private:
     friend class AttachQueue;
-    Ticket(AttachQueue& queue, Kind kind, std::function<void()> on_granted)
-        : queue_(queue), kind_(kind), on_granted_(std::move(on_granted)) {}
+    Ticket(AttachQueue& queue, Kind kind, uint64_t deadline_ms, std::function<void()> on_granted)
+        : queue_(queue), kind_(kind), deadline_ms_(deadline_ms), on_granted_(std::move(on_granted)) {}
     AttachQueue& queue_;
     Kind kind_;
+    uint64_t deadline_ms_;
     std::function<void()> on_granted_;
     bool granted_ = false;
   };
@@ -60,11 +67,13 @@ class AttachQueue {
   AttachQueue(const AttachQueue&) = delete;
   AttachQueue& operator=(const AttachQueue&) = delete;
 
-  // Queues a start; `on_granted` runs on a later loop turn once a slot is
-  // free and every earlier waiter (in the order above) got one. The caller
-  // owns the ticket and destroys it when its process printed the device,
-  // exited or was abandoned.
-  std::unique_ptr<Ticket> Enqueue(Kind kind, std::function<void()> on_granted);
+  // Queue a start; `on_granted` runs on a later loop turn once a slot is
+  // free and every waiter before it (in the order above) got one. The
+  // caller owns the ticket and destroys it when its process printed the
+  // device, exited or was abandoned. `deadline_ms` (loop time): when the
+  // volume's reattach window closes.
+  std::unique_ptr<Ticket> EnqueueReattach(uint64_t deadline_ms, std::function<void()> on_granted);
+  std::unique_ptr<Ticket> EnqueueMap(std::function<void()> on_granted);
 
   // 1-based place among the waiters in grant order; 0 once granted.
   size_t Position(const Ticket& ticket) const;

@@ -31,7 +31,9 @@ void Mapping::OnDeath(std::string reason) {
 // waits (the kernel's window does); the map or attach deadline starts only
 // when its process does.
 void Mapping::WaitForAttachSlot(AttachQueue::Kind kind, std::function<void()> start) {
-  attach_slot_ = env_.attach_queue.Enqueue(kind, std::move(start));
+  attach_slot_ = kind == AttachQueue::Kind::kReattach
+                     ? env_.attach_queue.EnqueueReattach(reattach_deadline_ms_, std::move(start))
+                     : env_.attach_queue.EnqueueMap(std::move(start));
   size_t position = env_.attach_queue.Position(*attach_slot_);
   size_t limit = env_.attach_queue.limit();
   if (limit == 0 || env_.attach_queue.in_flight() + position <= limit) return;

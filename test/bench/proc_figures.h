@@ -1,10 +1,12 @@
-// Test-only: what the benchmarks read about a process from /proc: CPU time,
-// RSS, and every thread's wakeups (context switches) over a window.
+// Test-only: what the benchmarks read about a process from /proc: CPU time
+// (whole, per thread, and the machine's), RSS, and every thread's wakeups
+// (context switches) over a window.
 #pragma once
 
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,9 +20,10 @@
 
 namespace nbdk::bench {
 
-// utime + stime of a process, in seconds (/proc/<pid>/stat fields 14, 15).
-inline double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// utime + stime of a process, in seconds (/proc/<pid>/stat fields 14, 15;
+// also /proc/<pid>/task/<tid>/stat for one thread).
+inline double CpuSecondsOfStat(const std::string& path) {
+  std::ifstream in(path);
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;
@@ -32,6 +35,50 @@ inline double CpuSeconds(pid_t pid) {
     if (i == 15) stime = std::stoull(f);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+inline double CpuSeconds(pid_t pid) { return CpuSecondsOfStat("/proc/" + std::to_string(pid) + "/stat"); }
+
+// CPU seconds every CPU of the machine spent busy (user, nice, system, irq,
+// softirq, steal; not idle or iowait) since boot, from /proc/stat.
+inline double BusyCpuSeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return static_cast<double>(user + nice + system + irq + softirq + steal) /
+         static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of each thread of `pid`, summed by thread name (comm).
+inline std::map<std::string, double> CpuSecondsByThreadName(pid_t pid) {
+  std::map<std::string, double> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (entry.path().filename() == std::to_string(pid)) name += " (main)";
+    out[name] += CpuSecondsOfStat(entry.path() / "stat");
+  }
+  return out;
+}
+
+// "  <name> <s> s" for each thread name whose CPU grew from `before` to
+// `after`, largest first, then the total.
+inline void PrintThreadCpu(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                           const char* prefix) {
+  std::vector<std::pair<double, std::string>> grew;
+  double total = 0;
+  for (const auto& [name, now] : after) {
+    auto was = before.find(name);
+    double used = now - (was == before.end() ? 0 : was->second);
+    total += used;
+    if (used > 0) grew.emplace_back(used, name);
+  }
+  std::sort(grew.rbegin(), grew.rend());
+  for (const auto& [used, name] : grew) std::printf("%s%-18s %7.2f s\n", prefix, name.c_str(), used);
+  std::printf("%s%-18s %7.2f s\n", prefix, "all", total);
 }
 
 // VmRSS in MiB.

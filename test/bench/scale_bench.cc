@@ -8,7 +8,8 @@
 //              rbd-nbd's RSS;
 //   mass heal - kill -9 of every rbd-nbd at once -> each volume Connected
 //              again: median, slowest, all; the daemon's CPU in that window
-//              against the new rbd-nbd processes' CPU;
+//              against the new rbd-nbd processes' CPU and the VM's busy
+//              CPU, and per daemon thread;
 //   restart  - (unless --no-restart) SIGKILL of the daemon and every
 //              rbd-nbd, a new daemon with this K on the same journal ->
 //              every volume Connected;
@@ -17,6 +18,8 @@
 // with IO errors and the longest write over all writers in the K's two
 // phases. A phase that does not heal every volume within --give-up-s is
 // reported and ends the benchmark (its volumes expired; put no bound last).
+// --write-interval-ms=M paces each writer (a pause of M ms after each
+// write; default 0, flat out: the worst case for a 2-vCPU VM).
 // --keep-logs=DIR copies each daemon's log to DIR/scale-<N>.log (in the VM,
 // /run/nbdk-vm/share is the host's <state>/share).
 // Asserts nothing about time; exits non-zero only on IO errors, unhealed
@@ -40,6 +43,7 @@
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/bench/bench_figures.h"
 #include "test/bench/proc_figures.h"
+#include "test/bench/scale_table.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_volume.h"
 
@@ -49,12 +53,21 @@ using nbdk::bench::Clock;
 using nbdk::bench::CpuSeconds;
 using nbdk::bench::RssMiB;
 using nbdk::vmtest::GetVolumeStatus;
+using nbdk::vmtest::GetVolumeStatuses;
 using nbdk::vmtest::VmCeph;
 using nbdk::vmtest::Writer;
 using nbdk::bench::Die;
 using nbdk::bench::Max;
 using nbdk::bench::Median;
+using nbdk::bench::KName;
+using nbdk::bench::PrintHeader;
+using nbdk::bench::PrintLegend;
+using nbdk::bench::PrintRow;
+using nbdk::bench::ScaleRow;
 using nbdk::bench::Secs;
+
+// Printed after the table.
+nbdk::bench::ThreadFigures figures;
 
 struct Volume {
   std::string image, staging;
@@ -107,9 +120,9 @@ class Node {
     return took;
   }
 
-  void StartWriters() {
+  void StartWriters(int interval_ms) {
     for (Volume& v : volumes_) {
-      auto w = Writer::Start(v.staging + "/" + v.image + "/data");
+      auto w = Writer::Start(v.staging + "/" + v.image + "/data", interval_ms);
       if (!w.ok()) Die(w.status().ToString());
       v.writer = std::move(*w);
     }
@@ -145,10 +158,13 @@ class Node {
     size_t left = volumes_.size();
     while (left > 0) {
       if (Secs(Clock::now() - t0) > give_up_s) return took;
-      for (size_t i = 0; i < volumes_.size(); ++i) {
+      // One /status per round: a request per volume was most of the
+      // daemon's CPU during a heal of 32 (its loop building /status).
+      auto all = GetVolumeStatuses(daemon_->health_port());
+      for (size_t i = 0; all && i < volumes_.size(); ++i) {
         if (took[i] >= 0) continue;
-        auto s = GetVolumeStatus(daemon_->health_port(), volumes_[i].image);
-        if (s && s->state == "Connected" && s->pid > 0 && s->pid != old[i]) {
+        auto s = all->find(volumes_[i].image);
+        if (s != all->end() && s->second.state == "Connected" && s->second.pid > 0 && s->second.pid != old[i]) {
           took[i] = Secs(Clock::now() - t0);
           --left;
         }
@@ -215,73 +231,35 @@ class Node {
   std::unique_ptr<nbdk::test::DaemonProcess> daemon_;
 };
 
-struct Row {
-  int n = 0, k = 0;
-  double stage_median = 0, stage_max = 0, stage_all = 0;
-  double daemon_rss = 0, rbd_nbd_rss = 0;
-  double heal_median = 0, heal_max = 0, heal_all = 0, heal_daemon_cpu = 0, heal_children_cpu = 0;
-  double restart_all = 0, longest_write = 0;
-  size_t unhealed = 0;  // volumes not Connected within give_up_s (heal or restart)
-  uint64_t errors = 0;
-};
-
 size_t CountUnhealed(const std::vector<double>& took) {
   return static_cast<size_t>(std::count(took.begin(), took.end(), -1.0));
-}
-
-// A K as the table shows it: "inf" for no bound, "dflt" for the daemon's own.
-std::string KName(int k) { return k < 0 ? "dflt" : k == 0 ? "inf" : std::to_string(k); }
-
-void Print(const Row& r) {
-  double cpu_share = r.heal_daemon_cpu / std::max(1e-9, r.heal_daemon_cpu + r.heal_children_cpu) * 100;
-  std::printf("%4d %4s | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %9.2f | %6.2f %6.2f %7.2f (%4.2fx) | %8.1f%% | %6.2f s, %llu",
-              r.n, KName(r.k).c_str(), r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss,
-              r.restart_all, r.heal_median, r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median),
-              cpu_share, r.longest_write, static_cast<unsigned long long>(r.errors));
-  if (r.unhealed > 0) std::printf("  NOT HEALED: %zu volume(s)", r.unhealed);
-  std::printf("\n");
-  std::fflush(stdout);
-}
-
-// Every thread's wakeups, sampled per N: idle before staging, and with the N
-// volumes' writers running; printed after the table.
-std::vector<std::pair<std::string, std::vector<nbdk::bench::ThreadWakeups>>> wakeups;
-constexpr double kWakeupWindowS = 5;
-
-void PrintWakeups() {
-  for (const auto& [when, threads] : wakeups) {
-    std::printf("the daemon's wakeups per thread over %.0f s, %s (main = the event loop):\n", kWakeupWindowS,
-                when.c_str());
-    nbdk::bench::PrintThreadWakeups(threads, "  ");
-  }
-  std::fflush(stdout);
 }
 
 // One N, a row per K (all on the same volumes); false on IO errors. A K
 // that leaves volumes unhealed ends the benchmark (put no bound last).
 bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restart, double give_up_s,
-         const std::string& keep_logs) {
-  Row stage;
+         int write_interval_ms, const std::string& keep_logs) {
+  ScaleRow stage;
   Node node(ceph, n);
   node.StartDaemon(ks.front());
-  wakeups.emplace_back("N=" + std::to_string(n) + ", no volume staged yet",
-                       nbdk::bench::SampleThreadWakeups(node.daemon().pid(), kWakeupWindowS));
+  figures.wakeups.emplace_back("N=" + std::to_string(n) + ", no volume staged yet",
+                               nbdk::bench::SampleThreadWakeups(node.daemon().pid(), figures.kWakeupWindowS));
   auto t0 = Clock::now();
   std::vector<double> staged = node.StageAll();
   stage.stage_all = Secs(Clock::now() - t0);
   stage.stage_median = Median(staged);
   stage.stage_max = Max(staged);
-  node.StartWriters();
+  node.StartWriters(write_interval_ms);
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  wakeups.emplace_back("N=" + std::to_string(n) + ", every volume staged, writers running",
-                       nbdk::bench::SampleThreadWakeups(node.daemon().pid(), kWakeupWindowS));
+  figures.wakeups.emplace_back("N=" + std::to_string(n) + ", every volume staged, writers running",
+                               nbdk::bench::SampleThreadWakeups(node.daemon().pid(), figures.kWakeupWindowS));
   std::vector<pid_t> pids = node.ServerPids();
   stage.daemon_rss = RssMiB(node.daemon().pid());
   stage.rbd_nbd_rss = RssMiB(pids[0]);
   bool first = true;
   uint64_t errors_before = 0;
   for (int k : ks) {
-    Row r = first ? stage : Row{};
+    ScaleRow r = first ? stage : ScaleRow{};
     r.n = n;
     r.k = k;
     if (!first) {
@@ -296,10 +274,16 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
       pids = node.ServerPids();
       // Mass heal: every rbd-nbd killed at once.
       double cpu_before = CpuSeconds(node.daemon().pid());
+      double node_before = nbdk::bench::BusyCpuSeconds();
+      auto threads_before = nbdk::bench::CpuSecondsByThreadName(node.daemon().pid());
       t0 = Clock::now();
       for (pid_t p : pids) ::kill(p, SIGKILL);
       std::vector<double> heal = node.WaitAllReplaced(pids, t0, give_up_s);
       r.heal_daemon_cpu = CpuSeconds(node.daemon().pid()) - cpu_before;
+      r.heal_node_cpu = nbdk::bench::BusyCpuSeconds() - node_before;
+      figures.heal_cpu.emplace_back(
+          "N=" + std::to_string(n) + " K=" + KName(k),
+          std::pair{threads_before, nbdk::bench::CpuSecondsByThreadName(node.daemon().pid())});
       r.unhealed = CountUnhealed(heal);
       r.heal_all = Max(heal);
       r.heal_median = Median(heal);
@@ -329,7 +313,7 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
     r.longest_write = node.LongestWrite();
     r.errors = node.Errors() - errors_before;
     errors_before = node.Errors();
-    Print(r);
+    PrintRow(r);
     if (r.unhealed > 0) {
       std::string log = node.daemon().Log();
       std::string tail = log.substr(log.size() - std::min<size_t>(log.size(), 6000));
@@ -338,7 +322,7 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
       // Expired volumes may hold writers in IO that never returns: no
       // teardown, no further N.
       node.KeepLog(keep_logs);
-      PrintWakeups();
+      figures.Print();
       std::fflush(stderr);
       std::_Exit(2);
     }
@@ -368,6 +352,7 @@ int main(int argc, char** argv) {
   // Past the 300 s reattach window every unhealed volume has expired.
   double give_up_s = 320;
   bool with_restart = true;
+  int write_interval_ms = 0;  // flat out
   std::string keep_logs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -377,6 +362,8 @@ int main(int argc, char** argv) {
       with_restart = false;
     } else if (arg.rfind("--keep-logs=", 0) == 0) {
       keep_logs = arg.substr(12);
+    } else if (arg.rfind("--write-interval-ms=", 0) == 0) {
+      write_interval_ms = std::atoi(arg.c_str() + 20);
     } else if (arg.rfind("--give-up-s=", 0) == 0) {
       give_up_s = std::atof(arg.c_str() + 12);
     } else {
@@ -384,15 +371,11 @@ int main(int argc, char** argv) {
     }
   }
   if (sizes.empty()) sizes = {1, 8, 32};
-  std::printf("%4s %4s | %-22s | %-15s | %-9s | %-30s | %-9s | %s\n", "N", "K", "stage med/max/all s",
-              "RSS daemon/rbd", "restart s", "mass heal med/max/all s (max/med)", "daemon%",
-              "longest write, errors");
+  PrintHeader();
   std::fflush(stdout);
   bool ok = true;
-  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s, keep_logs) && ok;
-  std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
-              "measured under the first K\n");
-  std::printf("daemon%% = the daemon's CPU during the mass heal / (that + the new rbd-nbd processes' CPU so far)\n");
-  PrintWakeups();
+  for (int n : sizes) ok = Run(ceph, n, ks, with_restart, give_up_s, write_interval_ms, keep_logs) && ok;
+  PrintLegend();
+  figures.Print();
   return ok ? 0 : 1;
 }

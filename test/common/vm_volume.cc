@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "daemon/base/command.h"
@@ -102,7 +103,7 @@ csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::stri
   return req;
 }
 
-Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path) {
+Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path, int interval_ms) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_DSYNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno(errno, "open " + path);
   void* buf = nullptr;
@@ -110,7 +111,7 @@ Result<std::unique_ptr<Writer>> Writer::Start(const std::string& path) {
     ::close(fd);
     return Status::FromErrno(rc, "posix_memalign");
   }
-  std::unique_ptr<Writer> w(new Writer(fd, buf));
+  std::unique_ptr<Writer> w(new Writer(fd, buf, interval_ms));
   w->thread_ = std::thread([raw = w.get()] { raw->Loop(); });
   return w;
 }
@@ -144,10 +145,11 @@ void Writer::Loop() {
       std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
     }
     ++writes_;
+    if (interval_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms_));
   }
 }
 
-std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id) {
+std::optional<std::map<std::string, VolumeStatus>> GetVolumeStatuses(int health_port) {
   auto reply = test::HttpGet(health_port, "/status");
   rapidjson::Document doc;
   doc.Parse(reply.body.c_str());
@@ -158,9 +160,9 @@ std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& 
   auto str = [](const rapidjson::Value& v, const char* key) {
     return v.HasMember(key) && v[key].IsString() ? std::string(v[key].GetString()) : std::string();
   };
+  std::map<std::string, VolumeStatus> out;
   for (const auto& v : doc["volumes"].GetArray()) {
-    if (str(v, "volume_id") != volume_id) continue;
-    VolumeStatus s;
+    VolumeStatus& s = out[str(v, "volume_id")];
     s.state = str(v, "state");
     s.device = str(v, "device");
     s.journal_state = str(v, "journal_state");
@@ -170,9 +172,16 @@ std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& 
     if (v.HasMember("pid") && v["pid"].IsInt()) s.pid = v["pid"].GetInt();
     if (v.HasMember("restarts") && v["restarts"].IsUint64()) s.restarts = v["restarts"].GetUint64();
     if (v.HasMember("adopted") && v["adopted"].IsBool()) s.adopted = v["adopted"].GetBool();
-    return s;
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id) {
+  auto all = GetVolumeStatuses(health_port);
+  if (!all) return std::nullopt;
+  auto it = all->find(volume_id);
+  if (it == all->end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<pid_t> ProcessesOf(const std::string& program, const std::string& with_arg) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,9 @@ csi::v1::NodeStageVolumeRequest StageRequest(const VmCeph& ceph, const std::stri
 // reaches the device: a dead rbd-nbd shows as a write that does not return.
 class Writer {
  public:
-  static Result<std::unique_ptr<Writer>> Start(const std::string& path);
+  // Writes 4 KiB blocks to `path` (O_DIRECT|O_DSYNC), one after another,
+  // or with a pause of `interval_ms` after each (a paced writer).
+  static Result<std::unique_ptr<Writer>> Start(const std::string& path, int interval_ms = 0);
   ~Writer();
   void Stop();
   // Forgets the longest write so far (to measure one event's pause).
@@ -60,11 +63,12 @@ class Writer {
   double blocked_s() const;
 
  private:
-  Writer(int fd, void* buf) : fd_(fd), buf_(buf) {}
+  Writer(int fd, void* buf, int interval_ms) : fd_(fd), buf_(buf), interval_ms_(interval_ms) {}
   void Loop();
 
   int fd_;
   void* buf_;
+  int interval_ms_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> longest_us_{0}, errors_{0}, writes_{0};
@@ -81,6 +85,10 @@ struct VolumeStatus {
 };
 // nullopt when the daemon does not answer or does not list the volume.
 std::optional<VolumeStatus> GetVolumeStatus(int health_port, const std::string& volume_id);
+// Every volume's entry by volume ID, from one GET /status (a poll of many
+// volumes asks once per round: each request costs the daemon's loop);
+// nullopt when the daemon does not answer.
+std::optional<std::map<std::string, VolumeStatus>> GetVolumeStatuses(int health_port);
 
 // Processes (from /proc) whose argv[0] is `program` (any directory) and,
 // unless `with_arg` is empty, that have `with_arg` among their arguments.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "test/csi/node_fixture.h"
@@ -28,6 +29,22 @@ class VolumePublishTest : public NodeTest {
     return Run([&](auto done) { UnpublishVolume(*node_, u, Lock(), done); });
   }
   std::string Target(const std::string& pod) const { return dir_ + "/" + pod + "/mnt"; }
+
+  // The node's volumes as a restarted daemon finds them: read back from
+  // the journal files (the mapping itself stays with the supervisor).
+  void ReloadJournal() {
+    NodeOptions options = node_->options;
+    node_.reset();
+    volumes_.reset();  // lets go of the journal's lock
+    Result<NodeJournal> journal = NodeJournal::Open(dir_ + "/journal", journal_fs_);
+    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+    volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(journal).value());
+    std::optional<Status> loaded;
+    volumes_->Load([&](Result<LoadResult> r) { loaded = r.status(); });
+    ASSERT_TRUE(RunUntil([&] { return loaded.has_value(); }));
+    ASSERT_TRUE(loaded->ok()) << loaded->ToString();
+    node_ = std::make_unique<NodeContext>(NodeContext{loop_, sup(), rados_, *volumes_, host_, options});
+  }
 };
 
 TEST_F(VolumePublishTest, SingleNodeSingleWriterIsPublishedAtOneTargetAtATime) {
@@ -47,6 +64,31 @@ TEST_F(VolumePublishTest, SingleNodeSingleWriterIsPublishedAtOneTargetAtATime) {
   ASSERT_TRUE(Unpublish("pod-a").ok());
   ASSERT_TRUE(Publish("pod-b", Mode::SINGLE_NODE_SINGLE_WRITER).ok());
   ASSERT_TRUE(Unpublish("pod-b").ok());
+  ExpectUnstaged();
+  ExpectNothingLeft();
+}
+
+// The mode of the first publish is journaled: a second target is refused
+// whatever mode the second asks for, and also after a daemon restart (the
+// record is read back from the journal).
+TEST_F(VolumePublishTest, ASingleWriterTargetKeepsOthersOutWhateverTheyAsk) {
+  ASSERT_TRUE(Stage(Request()).ok());
+  ASSERT_TRUE(Publish("pod-a", Mode::SINGLE_NODE_SINGLE_WRITER).ok());
+  ASSERT_TRUE(Record()->published_targets.front().single_writer);
+  for (Mode::Mode other : {Mode::SINGLE_NODE_WRITER, Mode::SINGLE_NODE_MULTI_WRITER}) {
+    Status s = Publish("pod-b", other);
+    EXPECT_EQ(s.code(), Code::kFailedPrecondition) << Mode::Mode_Name(other) << ": " << s.ToString();
+    EXPECT_NE(s.message().find("was published SINGLE_NODE_SINGLE_WRITER at " + Target("pod-a")), std::string::npos)
+        << s.ToString();
+  }
+  EXPECT_EQ(Record()->published_targets.size(), 1u);
+  EXPECT_FALSE(Exists(Target("pod-b")));
+
+  ReloadJournal();
+  ASSERT_NE(Record(), nullptr);
+  EXPECT_TRUE(Record()->published_targets.front().single_writer);
+  EXPECT_EQ(Publish("pod-b", Mode::SINGLE_NODE_WRITER).code(), Code::kFailedPrecondition);
+  ASSERT_TRUE(Unpublish("pod-a").ok());
   ExpectUnstaged();
   ExpectNothingLeft();
 }

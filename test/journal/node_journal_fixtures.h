@@ -69,7 +69,7 @@ inline VolumeRecord FullRecord(const std::string& volume_id) {
   r.staging_path = "/var/lib/kubelet/plugins/kubernetes.io/csi/staging/" + volume_id;
   r.mount_flags = {"noatime", "discard"};
   r.published_targets = {{"/var/lib/kubelet/pods/a/volumes/mount", false, false, {"noatime"}},
-                         {"/var/lib/kubelet/pods/b/mount", true, false, {}}};
+                         {"/var/lib/kubelet/pods/b/mount", true, false, {}, true}};
   r.rbd_nbd_pid = 4242;
   r.boot_id = "0b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b";
   r.reattach_timeout_s = 300;

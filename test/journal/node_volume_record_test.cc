@@ -115,6 +115,28 @@ TEST(VolumeRecordTest, MountFlagsAbsentInOlderRecordsMeanNone) {
   for (const auto& t : old->published_targets) EXPECT_TRUE(t.mount_flags.empty());
 }
 
+// Records written before the access mode was journaled: no target counts
+// as SINGLE_NODE_SINGLE_WRITER. The member is written only when set, so the
+// records of other publishes stay byte for byte as those daemons wrote them.
+TEST(VolumeRecordTest, SingleWriterIsWrittenOnlyWhenSetAndAbsentMeansNot) {
+  VolumeRecord full = FullRecord("vol-1");
+  ASSERT_EQ(full.published_targets.size(), 2u);
+  ASSERT_TRUE(full.published_targets[1].single_writer);
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(full).c_str());
+  EXPECT_FALSE(doc["published_targets"][0].HasMember("single_writer"));
+  EXPECT_TRUE(doc["published_targets"][1]["single_writer"].GetBool());
+
+  auto old = DecodeEditedRecord(full, [](rapidjson::Document& d) {
+    for (auto& t : d["published_targets"].GetArray()) t.RemoveMember("single_writer");
+  });
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  for (const auto& t : old->published_targets) EXPECT_FALSE(t.single_writer);
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["published_targets"][1]["single_writer"].SetString("yes"); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("published_targets[1].single_writer"), std::string::npos) << s.message();
+}
+
 TEST(VolumeRecordTest, WrongTypedMountFlagsAreNamed) {
   EXPECT_EQ(DecodeEdited([](rapidjson::Document& d) { d["mount_flags"].SetInt(1); }).message(),
             "field mount_flags: expected an array of strings");

@@ -23,10 +23,17 @@ class AttachQueueTest : public ::testing::Test {
 
   void MakeQueue(size_t limit) { queue_ = std::make_unique<AttachQueue>(loop_, limit); }
 
-  // Queues ticket `name`; its grant appends the name to granted_.
-  AttachQueue::Ticket* Add(const std::string& name, AttachQueue::Kind kind = AttachQueue::Kind::kMap) {
-    tickets_[name] = queue_->Enqueue(kind, [this, name] { granted_.push_back(name); });
+  // Queues ticket `name`; its grant appends the name to granted_. A
+  // re-attach's window closes at `deadline_ms`.
+  AttachQueue::Ticket* Add(const std::string& name, AttachQueue::Kind kind = AttachQueue::Kind::kMap,
+                           uint64_t deadline_ms = 0) {
+    auto grant = [this, name] { granted_.push_back(name); };
+    tickets_[name] = kind == AttachQueue::Kind::kReattach ? queue_->EnqueueReattach(deadline_ms, grant)
+                                                          : queue_->EnqueueMap(grant);
     return tickets_[name].get();
+  }
+  AttachQueue::Ticket* AddReattach(const std::string& name, uint64_t deadline_ms) {
+    return Add(name, AttachQueue::Kind::kReattach, deadline_ms);
   }
   void Drop(const std::string& name) { tickets_.erase(name); }
 
@@ -90,6 +97,36 @@ TEST_F(AttachQueueTest, ReattachesGoBeforeMapsFifoWithinEach) {
   EXPECT_EQ(granted_, (std::vector<std::string>{"map0", "re0", "re1", "map1", "map2"}));
 }
 
+// A mass heal: every volume died at about the same time. One attempt is
+// killed at its deadline and queues again: it goes before the volumes that
+// died after it, not behind them all (no starvation); equal deadlines keep
+// their arrival order.
+TEST_F(AttachQueueTest, ReattachesGoEarliestDeadlineFirstAndARetryKeepsItsPlace) {
+  MakeQueue(1);
+  AddReattach("v1", 1000);
+  Settle();
+  AddReattach("v3", 1003);
+  AddReattach("v2", 1002);
+  AddReattach("v2b", 1002);
+  Add("map");
+  AddReattach("v4", 1004);
+  EXPECT_EQ(queue_->Position(*tickets_["v2"]), 1u);
+  EXPECT_EQ(queue_->Position(*tickets_["v2b"]), 2u) << "FIFO among equal deadlines";
+  EXPECT_EQ(queue_->Position(*tickets_["v3"]), 3u);
+  EXPECT_EQ(queue_->Position(*tickets_["v4"]), 4u);
+  EXPECT_EQ(queue_->Position(*tickets_["map"]), 5u);
+
+  Drop("v1");  // its attach was killed at the attach deadline ...
+  Settle();
+  AddReattach("v1", 1000);  // ... and it queues again with its death's deadline
+  EXPECT_EQ(queue_->Position(*tickets_["v1"]), 1u);
+  for (const char* holder : {"v2", "v1", "v2b", "v3", "v4"}) {
+    Drop(holder);
+    Settle();
+  }
+  EXPECT_EQ(granted_, (std::vector<std::string>{"v1", "v2", "v1", "v2b", "v3", "v4", "map"}));
+}
+
 TEST_F(AttachQueueTest, AWaiterThatLeavesIsNeverGrantedAndTheOthersMoveUp) {
   MakeQueue(1);
   Add("a");
@@ -118,7 +155,7 @@ TEST_F(AttachQueueTest, ZeroMeansNoBound) {
 TEST_F(AttachQueueTest, AGrantWhoseStartFailsAtOnceFreesItsSlotForTheNext) {
   MakeQueue(1);
   // "a" fails to spawn inside its grant and drops its own ticket there.
-  tickets_["a"] = queue_->Enqueue(AttachQueue::Kind::kMap, [this] {
+  tickets_["a"] = queue_->EnqueueMap([this] {
     granted_.push_back("a");
     Drop("a");
   });
