@@ -80,8 +80,10 @@ TEST_F(SupervisorTest, FailedAttachesBackOffExponentiallyThenSucceed) {
 }
 
 TEST_F(SupervisorTest, PastTheReattachDeadlineTheMappingExpiresAndIsNotRetried) {
-  config_.reattach_timeout_s = 1;
-  config_.reattach_safety_margin_ms = 500;  // attempts stop 500 ms after the death
+  // Attempts stop 1000 ms after the death: room for at least two failed
+  // attaches (spawn, exit, backoff) on a loaded machine.
+  config_.reattach_timeout_s = 2;
+  config_.reattach_safety_margin_ms = 1000;
   config_.backoff_initial_ms = 50;
   config_.backoff_cap_ms = 100;
   Behave("img1.map", "device=/dev/nbd1");
