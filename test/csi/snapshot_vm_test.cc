@@ -4,7 +4,8 @@
 // volume and staged holds exactly the snapshot's data; a clone of the live
 // volume holds its data at clone time; ceph-csi's omap keys and image
 // names; the CSI codes the sanity suite expects; deleting source, snapshot
-// and restored volume in every order loses no data and leaves nothing.
+// and restored volume in every order loses no data and leaves nothing; a
+// snapshot made as ceph-csi makes it (by the CLIs) serves nbdkeeper.
 #include <fcntl.h>
 #include <rbd/librbd.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 
 #include "journal/ceph/rados_cluster.h"
 #include "journal/volume_id.h"
+#include "test/common/vm_command.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
 
@@ -67,6 +69,7 @@ class SnapshotVmTest : public NodeVmTest {
     auto io = IoCtx::Open(*cluster, Ceph().pool, "");
     ASSERT_TRUE(io.ok()) << io.status().ToString();
     io_.emplace(std::move(*io));
+    cluster_ = *cluster;
   }
 
   template <typename Request>
@@ -142,7 +145,25 @@ class SnapshotVmTest : public NodeVmTest {
     return decoded.ok() ? prefix + decoded->object_uuid : "";
   }
 
+  // `program` (rados, rbd) as the test's cephx user, + args.
+  static std::vector<std::string> AsUser(const std::string& program, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {program, "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  static std::vector<std::string> Rados(std::vector<std::string> args) {
+    args.insert(args.begin(), {"-p", Ceph().pool});
+    return AsUser("rados", args);
+  }
+  static std::vector<std::string> Rbd(const std::vector<std::string>& args) { return AsUser("rbd", args); }
+  static void Cli(const std::vector<std::string>& argv) {
+    auto out = RunCommand(argv, true);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->exit.code, 0) << argv[0] << " " << argv.back() << ": " << out->stdout_text;
+  }
+
   std::unique_ptr<csi::v1::Controller::Stub> controller_;
+  std::shared_ptr<RadosCluster> cluster_;
   std::optional<IoCtx> io_;
 };
 
@@ -366,6 +387,70 @@ TEST_F(SnapshotVmTest, DeleteInEveryOrder) {
     }
     EXPECT_TRUE(Trash(*io_).empty()) << "images left in the RBD trash";
   } while (std::next_permutation(order.begin(), order.end()));
+}
+
+// A snapshot as ceph-csi's CreateSnapshot leaves it, made here with the
+// `rados` and `rbd` CLIs and none of nbdkeeper's code (ceph-csi's
+// internal/journal and internal/rbd: the reservation in csi.snaps.default
+// and csi.snap.<uuid>, then source@csi-snap-<uuid> -> clone csi-snap-<uuid>
+// (format 2, layering + deep-flatten) -> remove the source's snapshot ->
+// snapshot csi-snap-<uuid>@csi-snap-<uuid>): nbdkeeper lists it with its
+// source, restores it with the source's data, and deletes it leaving nothing.
+TEST_F(SnapshotVmTest, ASnapshotCephCsiMadeIsListedRestoredAndDeleted) {
+  const std::string tag = std::to_string(::getpid());
+  csi::v1::CreateVolumeResponse source;
+  ASSERT_GRPC_OK(Create("pvc-cephcsi-src-" + tag, 64 * kMiB, &source));
+  const std::string source_id = source.volume().volume_id();
+  const std::string source_image = ImageOf(source_id);
+  const std::string data = Pattern('c', kMiB);
+  ASSERT_TRUE(WriteImage(*io_, source_image, 0, data));
+
+  const std::string uuid = "5e1ec7ed-0000-4000-8000-" + std::string(12 - tag.size(), '0') + tag;
+  const std::string name = "snapshot-cephcsi-" + tag, snap_image = "csi-snap-" + uuid;
+  const std::string spec = Ceph().pool + "/" + snap_image;
+  ASSERT_NO_FATAL_FAILURE(Cli(Rados({"setomapval", "csi.snaps.default", "csi.snap." + name, uuid})));
+  ASSERT_NO_FATAL_FAILURE(Cli(Rados({"setomapval", "csi.snap." + uuid, "csi.snapname", name})));
+  ASSERT_NO_FATAL_FAILURE(Cli(Rados({"setomapval", "csi.snap." + uuid, "csi.imagename", snap_image})));
+  ASSERT_NO_FATAL_FAILURE(Cli(Rados({"setomapval", "csi.snap." + uuid, "csi.source", source_image})));
+  const std::string temp = Ceph().pool + "/" + source_image + "@" + snap_image;
+  ASSERT_NO_FATAL_FAILURE(Cli(Rbd({"snap", "create", temp})));
+  ASSERT_NO_FATAL_FAILURE(
+      Cli(Rbd({"clone", "--rbd-default-clone-format", "2", "--image-feature", "layering,deep-flatten", temp, spec})));
+  ASSERT_NO_FATAL_FAILURE(Cli(Rbd({"snap", "rm", temp})));
+  ASSERT_NO_FATAL_FAILURE(Cli(Rbd({"snap", "create", spec + "@" + snap_image})));
+  auto pool_id = cluster_->PoolId(Ceph().pool);
+  ASSERT_TRUE(pool_id.ok()) << pool_id.status().ToString();
+  const std::string snapshot_id = EncodeVolumeId({1, "test", *pool_id, uuid});
+
+  csi::v1::ListSnapshotsRequest by_id;
+  by_id.set_snapshot_id(snapshot_id);
+  csi::v1::ListSnapshotsResponse listed;
+  ASSERT_GRPC_OK(List(by_id, &listed));
+  ASSERT_EQ(listed.entries_size(), 1);
+  EXPECT_EQ(listed.entries(0).snapshot().source_volume_id(), source_id);
+  EXPECT_EQ(listed.entries(0).snapshot().size_bytes(), 64 * kMiB);
+  EXPECT_TRUE(listed.entries(0).snapshot().ready_to_use());
+  csi::v1::ListSnapshotsRequest by_source;
+  by_source.set_source_volume_id(source_id);
+  ASSERT_GRPC_OK(List(by_source, &listed));
+  ASSERT_EQ(listed.entries_size(), 1);
+  EXPECT_EQ(listed.entries(0).snapshot().snapshot_id(), snapshot_id);
+
+  // The source changes after the snapshot: the restore has the old data.
+  ASSERT_TRUE(WriteImage(*io_, source_image, 0, Pattern('d', kMiB)));
+  csi::v1::CreateVolumeResponse restored;
+  ASSERT_GRPC_OK(Create("pvc-cephcsi-restored-" + tag, 128 * kMiB, &restored, snapshot_id));
+  EXPECT_EQ(restored.volume().capacity_bytes(), 128 * kMiB);
+  EXPECT_TRUE(ReadImage(*io_, ImageOf(restored.volume().volume_id()), 0, kMiB) == data);
+
+  ASSERT_GRPC_OK(DeleteVolume(restored.volume().volume_id()));
+  ASSERT_GRPC_OK(DeleteSnap(snapshot_id));
+  EXPECT_FALSE(ImageExists(*io_, snap_image));
+  auto directory = AllOmap(*io_, "csi.snaps.default");
+  EXPECT_TRUE(!directory || directory->count("csi.snap." + name) == 0) << "the name's reservation is left";
+  EXPECT_FALSE(AllOmap(*io_, "csi.snap." + uuid).has_value()) << "the snapshot's omap object is left";
+  ASSERT_GRPC_OK(DeleteVolume(source_id));
+  EXPECT_TRUE(Trash(*io_).empty()) << "images left in the RBD trash";
 }
 
 }  // namespace
