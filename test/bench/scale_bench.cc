@@ -153,7 +153,9 @@ class Node {
 
   // Waits until every volume is Connected with a pid not in `old`, at most
   // `give_up_s`; the time each one took from `t0`, -1 for those that did not.
-  std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0, double give_up_s) {
+  // `polls` counts the GET /status it made.
+  std::vector<double> WaitAllReplaced(const std::vector<pid_t>& old, Clock::time_point t0, double give_up_s,
+                                      int* polls = nullptr) {
     std::vector<double> took(volumes_.size(), -1);
     size_t left = volumes_.size();
     while (left > 0) {
@@ -161,6 +163,7 @@ class Node {
       // One /status per round: a request per volume was most of the
       // daemon's CPU during a heal of 32 (its loop building /status).
       auto all = GetVolumeStatuses(daemon_->health_port());
+      if (polls != nullptr) ++*polls;
       for (size_t i = 0; all && i < volumes_.size(); ++i) {
         if (took[i] >= 0) continue;
         auto s = all->find(volumes_[i].image);
@@ -172,6 +175,14 @@ class Node {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return took;
+  }
+
+  // The daemon's CPU seconds per GET /status with every volume listed,
+  // over `n` requests: what the benchmark's own polling costs it.
+  double StatusCpuSeconds(int n) {
+    double before = CpuSeconds(daemon_->pid());
+    for (int i = 0; i < n; ++i) (void)GetVolumeStatuses(daemon_->health_port());
+    return (CpuSeconds(daemon_->pid()) - before) / n;
   }
 
   // Waits until every writer has written since the heal (its held write done).
@@ -273,16 +284,20 @@ bool Run(const VmCeph& ceph, int n, const std::vector<int>& ks, bool with_restar
     {
       pids = node.ServerPids();
       // Mass heal: every rbd-nbd killed at once.
+      const double per_poll = node.StatusCpuSeconds(200);
+      int polls = 0;
       double cpu_before = CpuSeconds(node.daemon().pid());
       double node_before = nbdk::bench::BusyCpuSeconds();
       auto threads_before = nbdk::bench::CpuSecondsByThreadName(node.daemon().pid());
       t0 = Clock::now();
       for (pid_t p : pids) ::kill(p, SIGKILL);
-      std::vector<double> heal = node.WaitAllReplaced(pids, t0, give_up_s);
+      std::vector<double> heal = node.WaitAllReplaced(pids, t0, give_up_s, &polls);
       r.heal_daemon_cpu = CpuSeconds(node.daemon().pid()) - cpu_before;
+      r.heal_poll_cpu = polls * per_poll;
       r.heal_node_cpu = nbdk::bench::BusyCpuSeconds() - node_before;
       figures.heal_cpu.emplace_back(
-          "N=" + std::to_string(n) + " K=" + KName(k),
+          "N=" + std::to_string(n) + " K=" + KName(k) + ", " + std::to_string(polls) + " polls x " +
+              std::to_string(static_cast<int>(per_poll * 1e6)) + " us",
           std::pair{threads_before, nbdk::bench::CpuSecondsByThreadName(node.daemon().pid())});
       r.unhealed = CountUnhealed(heal);
       r.heal_all = Max(heal);

@@ -20,8 +20,10 @@ struct ScaleRow {
   double daemon_rss = 0, rbd_nbd_rss = 0;
   double heal_median = 0, heal_max = 0, heal_all = 0;
   // CPU seconds during the mass heal: the daemon, the new rbd-nbd processes
-  // (so far), and every CPU of the machine busy (the node's whole cost).
-  double heal_daemon_cpu = 0, heal_children_cpu = 0, heal_node_cpu = 0;
+  // (so far), and every CPU of the machine busy (the node's whole cost);
+  // the part of the daemon's that answered the benchmark's own GET /status
+  // polls (their number times one's cost, measured before the kill).
+  double heal_daemon_cpu = 0, heal_children_cpu = 0, heal_node_cpu = 0, heal_poll_cpu = 0;
   double restart_all = 0, longest_write = 0;
   size_t unhealed = 0;  // volumes not Connected within give_up_s (heal or restart)
   uint64_t errors = 0;
@@ -38,8 +40,9 @@ inline void PrintHeader() {
 }
 
 inline void PrintRow(const ScaleRow& r) {
-  double of_children = r.heal_daemon_cpu / std::max(1e-9, r.heal_daemon_cpu + r.heal_children_cpu) * 100;
-  double of_node = r.heal_daemon_cpu / std::max(1e-9, r.heal_node_cpu) * 100;
+  double daemon = std::max(0.0, r.heal_daemon_cpu - r.heal_poll_cpu);
+  double of_children = daemon / std::max(1e-9, daemon + r.heal_children_cpu) * 100;
+  double of_node = daemon / std::max(1e-9, r.heal_node_cpu) * 100;
   std::printf("%4d %4s | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %9.2f | %6.2f %6.2f %7.2f (%4.2fx) | %5.1f%% %5.1f%% | "
               "%6.2f s, %llu",
               r.n, KName(r.k).c_str(), r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss,
@@ -53,7 +56,8 @@ inline void PrintRow(const ScaleRow& r) {
 inline void PrintLegend() {
   std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
               "measured under the first K\n");
-  std::printf("daemon%% = the daemon's CPU during the mass heal / rbd: (that + the new rbd-nbd processes' CPU so "
+  std::printf("daemon%% = the daemon's CPU during the mass heal, less what the benchmark's GET /status polls cost it "
+              "(their number x one's CPU, measured before the kill) / rbd: (that + the new rbd-nbd processes' CPU so "
               "far), node: every CPU's busy time in the VM (Ceph, writers, kernel included)\n");
 }
 
@@ -72,7 +76,8 @@ struct ThreadFigures {
       PrintThreadWakeups(threads, "  ");
     }
     for (const auto& [when, cpu] : heal_cpu) {
-      std::printf("the daemon's CPU per thread during the mass heal, %s:\n", when.c_str());
+      std::printf("the daemon's CPU per thread during the mass heal, %s (the /status polls included):\n",
+                  when.c_str());
       PrintThreadCpu(cpu.first, cpu.second, "  ");
     }
     std::fflush(stdout);
