@@ -98,6 +98,14 @@ void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& par
   steps.push_back({"remove " + parent + "@" + snap, [=] { return RemoveSnapshot(*from, parent, snap); }});
 }
 
+RbdStep FlattenStep(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image, int limit) {
+  IoCtx* pool = &io;
+  return {"flatten " + image + " at depth " + std::to_string(limit), [=] {
+            auto flattened = FlattenIfDeeper(cluster, *pool, image, limit);
+            return flattened.ok() ? Status::Ok() : flattened.status();
+          }};
+}
+
 std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
                                       const std::string& image, const CreateVolumeParams& params,
                                       ResolvedSource& source) {
@@ -107,12 +115,6 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   IoCtx* to = &io;
   IoCtx* from = source.io ? &*source.io : nullptr;
   const std::string parent = source.image;
-  auto flatten = [cluster, from, parent](int limit) {
-    return RbdStep{"flatten " + parent + " at depth " + std::to_string(limit), [=] {
-                     auto flattened = FlattenIfDeeper(cluster, *from, parent, limit);
-                     return flattened.ok() ? Status::Ok() : flattened.status();
-                   }};
-  };
   std::vector<RbdStep> steps;
   switch (source.kind) {
     case ContentSource::Kind::kNone:
@@ -124,13 +126,13 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
     case ContentSource::Kind::kSnapshot:
       // Restoring adds one level: flatten the snapshot image first when
       // that level would reach the hard limit (ceph-csi: hard limit - 1).
-      steps.push_back(flatten(kHardMaxCloneDepth - 1));
+      steps.push_back(FlattenStep(cluster, *from, parent, kHardMaxCloneDepth - 1));
       steps.push_back({"clone " + image + " from " + parent + "@" + parent,
                        [=] { return CloneImage(*from, parent, parent, *to, image, features); }});
       break;
     case ContentSource::Kind::kVolume: {
       // Cloning adds two levels (the temporary clone and the clone).
-      steps.push_back(flatten(kHardMaxCloneDepth - 2));
+      steps.push_back(FlattenStep(cluster, *from, parent, kHardMaxCloneDepth - 2));
       const std::string temp = TemporaryCloneName(image);
       AppendCloneThroughTemporarySnapshot(steps, *from, parent, temp, io, temp, kIntermediateFeatures);
       AppendCloneThroughTemporarySnapshot(steps, io, temp, image, io, image, features);

@@ -70,6 +70,10 @@ void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& par
                                          const std::string& snap, IoCtx& child_io, const std::string& child,
                                          uint64_t features);
 
+// The step "flatten `image` when its clone depth is at least `limit`"
+// (FlattenIfDeeper). `io` must outlive the step.
+RbdStep FlattenStep(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image, int limit);
+
 // Removes `image` and its temporary clone, with the snapshots that tie them
 // together; images something still depends on go to the RBD trash instead.
 // `source` (may be null): the volume a failed clone came from, whose

@@ -121,10 +121,7 @@ std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& clu
   AppendCloneThroughTemporarySnapshot(steps, io, source, snap, io, snap, kSnapshotImageFeatures);
   IoCtx* pool = &io;
   steps.push_back({"snapshot " + snap + "@" + snap, [=] { return CreateSnapshot(*pool, snap, snap); }});
-  steps.push_back({"flatten " + snap + " at depth " + std::to_string(kHardMaxCloneDepth), [=] {
-                     auto flattened = FlattenIfDeeper(cluster, *pool, snap, kHardMaxCloneDepth);
-                     return flattened.ok() ? Status::Ok() : flattened.status();
-                   }});
+  steps.push_back(FlattenStep(cluster, io, snap, kHardMaxCloneDepth));
   return steps;
 }
 
