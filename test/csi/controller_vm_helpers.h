@@ -17,24 +17,23 @@ namespace nbdk::vmtest {
 
 // Every omap key of `object`; nullopt when the object is missing.
 inline std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, const std::string& object) {
-  rados_read_op_t op = rados_create_read_op();
-  rados_omap_iter_t iter = nullptr;
+  ReadOp op(rados_create_read_op());
+  rados_omap_iter_t raw_iter = nullptr;
   unsigned char more = 0;
   int rval = 0;
-  rados_read_op_omap_get_vals2(op, "", "", 1000, &iter, &more, &rval);
-  int rc = rados_read_op_operate(op, io.get(), object.c_str(), 0);
+  rados_read_op_omap_get_vals2(op.get(), "", "", 1000, &raw_iter, &more, &rval);
+  OmapIter iter(raw_iter);
+  int rc = rados_read_op_operate(op.get(), io.get(), object.c_str(), 0);
   std::optional<std::map<std::string, std::string>> out;
   if (rc == 0 && rval == 0) {
     out.emplace();
     for (;;) {
       char *k = nullptr, *v = nullptr;
       size_t kl = 0, vl = 0;
-      if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) < 0 || k == nullptr) break;
+      if (rados_omap_get_next2(iter.get(), &k, &v, &kl, &vl) < 0 || k == nullptr) break;
       (*out)[std::string(k, kl)] = std::string(v, vl);
     }
   }
-  if (iter) rados_omap_get_end(iter);
-  rados_release_read_op(op);
   return out;
 }
 

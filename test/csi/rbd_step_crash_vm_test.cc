@@ -103,7 +103,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
     cluster_ = *cluster;
     auto io = IoCtx::Open(cluster_, pool_, "");
     ASSERT_TRUE(io.ok()) << io.status().ToString();
-    io_ = new IoCtx(std::move(*io));
+    io_.emplace(std::move(*io));
     auto pool_id = cluster_->PoolId(pool_);
     ASSERT_TRUE(pool_id.ok()) << pool_id.status().ToString();
     pool_id_ = *pool_id;
@@ -133,8 +133,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
     if (!source_.volume_id.empty()) {
       EXPECT_TRUE(DeleteVolumeBlocking(cluster_, source_, "").ok());
     }
-    delete io_;
-    io_ = nullptr;
+    io_.reset();
     cluster_.reset();
   }
 
@@ -329,7 +328,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
   }
 
   static inline std::shared_ptr<RadosCluster> cluster_;
-  static inline IoCtx* io_ = nullptr;
+  static inline std::optional<IoCtx> io_;
   static inline std::string pool_;
   static inline int64_t pool_id_ = 0;
   static inline std::string prefix_;
