@@ -130,10 +130,12 @@ class Node {
 
   std::vector<pid_t> ServerPids() const {
     std::vector<pid_t> pids;
+    auto all = GetVolumeStatuses(daemon_->health_port());
+    if (!all) Die("the daemon's /status did not answer");
     for (const Volume& v : volumes_) {
-      auto s = GetVolumeStatus(daemon_->health_port(), v.image);
-      if (!s || s->pid <= 0) Die("no pid for " + v.image);
-      pids.push_back(s->pid);
+      auto s = all->find(v.image);
+      if (s == all->end() || s->second.pid <= 0) Die("no pid for " + v.image);
+      pids.push_back(s->second.pid);
     }
     return pids;
   }
