@@ -100,7 +100,7 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   if (!watchers.ok() && watchers.status().code() != Code::kNotFound) return watchers.status();
   if (watchers.ok() && !watchers->empty()) {
     return Status::FailedPrecondition("volume " + volume.volume_id + ": image " + image + " in " + io.description() +
-                                      " is in use by watcher " + watchers->front() + "; nothing deleted");
+                                      " is in use by watcher " + watchers->front().ToString() + "; nothing deleted");
   }
   // A crash right after the temporary snapshot source@<image>-temp (before
   // or after its clone) leaves it on the source, which only csi.source

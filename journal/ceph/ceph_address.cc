@@ -28,13 +28,8 @@ Result<std::string> ParseOneAddress(std::string_view addr) {
   auto bad = [&](std::string_view why) {
     return Status::InvalidArgument("ceph address '" + std::string(addr) + "': " + std::string(why));
   };
-  std::string_view s = addr;
-  for (std::string_view type : {"v1:", "v2:", "any:"}) {
-    if (s.substr(0, type.size()) == type) {
-      s.remove_prefix(type.size());
-      break;
-    }
-  }
+  const std::string legacy = LegacyCephAddress(addr);
+  std::string_view s = legacy;
   if (size_t slash = s.rfind('/'); slash != std::string_view::npos) {
     if (!AllDigits(s.substr(slash + 1), 20)) return bad("nonce after '/' is not a number");
     s = s.substr(0, slash);
@@ -163,6 +158,31 @@ Result<std::vector<std::string>> HostIpAddresses() {
     if (canonical.ok()) ips.push_back(std::move(canonical).value());
   }
   return ips;
+}
+
+std::string LegacyCephAddress(std::string_view addr) {
+  for (std::string_view prefix : {"v1:", "v2:", "any:"}) {
+    if (addr.substr(0, prefix.size()) == prefix) return std::string(addr.substr(prefix.size()));
+  }
+  return std::string(addr);
+}
+
+Result<CephClient> ParseCephClient(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("ceph client '" + std::string(text.substr(0, 128)) + "': " + std::string(why));
+  };
+  size_t at = text.find('@');
+  if (at == std::string_view::npos) return bad("expected <entity>@<address>");
+  std::string_view entity = text.substr(0, at), addr = text.substr(at + 1);
+  if (entity.substr(0, 7) != "client." || !AllDigits(entity.substr(7), 20)) return bad("entity is not client.<id>");
+  bool typed = addr != LegacyCephAddress(addr);
+  bool vector = addr.size() > 1 && addr.front() == '[' && addr.substr(1) != LegacyCephAddress(addr.substr(1));
+  if (addr.empty() || typed || vector) return bad("address is not one legacy address");
+  size_t slash = addr.rfind('/');
+  if (slash == std::string_view::npos || !AllDigits(addr.substr(slash + 1), 20)) return bad("address has no /nonce");
+  Result<std::vector<std::string>> ips = CephAddressIps(addr);
+  if (!ips.ok()) return bad(ips.status().message());
+  return CephClient{std::string(entity), std::string(addr)};
 }
 
 }  // namespace nbdk

@@ -8,6 +8,9 @@
 //   [v2:10.0.0.1:3300/0,v1:10.0.0.1:6789/0]   an address vector
 // The port and the "/nonce" are optional; when present they must be numbers.
 //
+// A client as the OSDs know it (CephClient) is its entity and its address
+// together.
+//
 // Pure functions except HostIpAddresses(); any thread.
 #pragma once
 
@@ -37,5 +40,29 @@ bool IsLocalAddress(std::string_view ceph_addr, const std::vector<std::string>& 
 // The canonical IPs of every interface of this host (getifaddrs), loopback
 // included. IoError when the interfaces cannot be listed.
 Result<std::vector<std::string>> HostIpAddresses();
+
+// `addr` without its type prefix ("v1:", "v2:", "any:"): the legacy form in
+// which librbd names watchers and lock owners.
+std::string LegacyCephAddress(std::string_view addr);
+
+// One client session of a cluster: its entity ("client.4123", the global
+// id the monitors gave the session) and its address with nonce
+// ("127.0.0.1:0/3440592934", legacy form). Two rbd-nbd processes on one
+// host, or two hosts behind one NAT, differ here: an IP alone names no
+// client.
+struct CephClient {
+  std::string entity;
+  std::string addr;
+
+  // "client.4123@127.0.0.1:0/3440592934": what the node journal keeps and
+  // messages show.
+  std::string ToString() const { return entity + "@" + addr; }
+  auto operator<=>(const CephClient&) const = default;
+};
+
+// The inverse of CephClient::ToString. InvalidArgument naming what is wrong:
+// the entity must be "client.<digits>", the address one legacy address with
+// a "/nonce".
+Result<CephClient> ParseCephClient(std::string_view text);
 
 }  // namespace nbdk

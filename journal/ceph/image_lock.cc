@@ -12,15 +12,6 @@
 namespace nbdk {
 namespace {
 
-// librbd names an owner by its legacy address ("127.0.0.1:0/123"); RADOS's
-// lock listing may print the typed form ("v1:127.0.0.1:0/123").
-std::string LegacyAddress(std::string addr) {
-  for (std::string_view prefix : {"v1:", "v2:", "any:"}) {
-    if (addr.rfind(prefix, 0) == 0) return addr.substr(prefix.size());
-  }
-  return addr;
-}
-
 // BLOCKING. The image's id from its rbd_id.<name> object (an encoded
 // string: 32-bit little-endian length, then the bytes). NotFound when the
 // object is missing: no such image, or an old format-1 image, which has no
@@ -39,13 +30,13 @@ Result<std::string> ImageId(RadosCluster& cluster, IoCtx& io, const std::string&
 
 }  // namespace
 
-Result<std::optional<std::string>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image) {
+Result<std::optional<CephClient>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image) {
   Result<std::string> id = ImageId(cluster, io, image);
   if (!id.ok() && id.status().code() == Code::kNotFound) {
     // rbd_id is gone: either no such image (say so) or a format-1 image.
     Result<RbdImage> opened = OpenImage(io, image, true, "open");
     if (!opened.ok()) return opened.status();
-    return std::optional<std::string>();
+    return std::optional<CephClient>();
   }
   if (!id.ok()) return id.status();
   const std::string header = "rbd_header." + *id;
@@ -65,11 +56,30 @@ Result<std::optional<std::string>> ExclusiveLockOwner(RadosCluster& cluster, IoC
       addrs.resize(std::max(addrs_len, addrs.size() * 2));
       continue;
     }
-    if (n == -ENOENT || n == 0) return std::optional<std::string>();
+    if (n == -ENOENT || n == 0) return std::optional<CephClient>();
     if (n < 0) return StatusFromRados(static_cast<int>(n), "list the lockers of " + header);
-    // Addresses are NUL-separated; an exclusive lock has one locker.
-    return std::optional<std::string>(LegacyAddress(std::string(addrs.data())));
+    // Entities and addresses are NUL-separated; an exclusive lock has one
+    // locker. librbd names an owner by its legacy address; RADOS's lock
+    // listing may print the typed form ("v1:127.0.0.1:0/123").
+    return std::optional<CephClient>(CephClient{clients.data(), LegacyCephAddress(addrs.data())});
   }
+}
+
+Result<ImageClients> ListImageClients(RadosCluster& cluster, IoCtx& io, const std::string& image) {
+  ImageClients seen;
+  Result<std::optional<CephClient>> owner = ExclusiveLockOwner(cluster, io, image);
+  if (!owner.ok()) return owner.status();
+  seen.lock_owner = std::move(owner).value();
+  Result<RbdImage> opened = OpenImage(io, image, true, "list the clients of");
+  if (!opened.ok()) return opened.status();
+  uint64_t features = 0;
+  int rc = cluster.NoteResult(rbd_get_features(opened->get(), &features));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "read the features of", image));
+  seen.exclusive_lock = (features & RBD_FEATURE_EXCLUSIVE_LOCK) != 0;
+  Result<std::vector<CephClient>> watchers = ImageWatchers(io, opened->get(), image);
+  if (!watchers.ok()) return watchers.status();
+  seen.watchers = std::move(watchers).value();
+  return seen;
 }
 
 int CountWatchesAt(RadosCluster& cluster, rbd_image_t image, const std::string& addr) {

@@ -1,7 +1,8 @@
-// The exclusive lock of an RBD image as RADOS and librbd keep it: who holds
-// it, the holder's watches, and breaking it. The policy of when a lock may
-// be broken is the supervisor's (supervisor/rbd_lock_breaker.h). Every
-// function is BLOCKING (run it in EventLoop::RunBlocking).
+// Who uses an RBD image, as RADOS and librbd keep it: the clients watching
+// its header, the holder of its exclusive lock, and breaking that lock. The
+// policies of who may map an image and whose lock may be broken are the
+// supervisor's (supervisor/image_fence.h, supervisor/rbd_lock_breaker.h).
+// Every function is BLOCKING (run it in EventLoop::RunBlocking).
 #pragma once
 
 #include <rbd/librbd.h>
@@ -10,16 +11,21 @@
 #include <string>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/ceph_address.h"
+#include "journal/ceph/image_clients.h"
 #include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
 
-// The address of whoever holds `image`'s exclusive lock, in librbd's legacy
-// form ("127.0.0.1:0/123"), read from the RADOS lock "rbd_lock" on its
+// Whoever holds `image`'s exclusive lock (its address in librbd's legacy
+// form, "127.0.0.1:0/123"), read from the RADOS lock "rbd_lock" on its
 // header object: one round trip after the image's id, no image open.
 // nullopt when unlocked or when the image (format 1) has no header lock;
 // NotFound when there is no such image.
-Result<std::optional<std::string>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image);
+Result<std::optional<CephClient>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image);
+
+// NotFound when there is no such image. Adds no watcher of its own.
+Result<ImageClients> ListImageClients(RadosCluster& cluster, IoCtx& io, const std::string& image);
 
 // How many watches the open image's header has from `addr`; -1 when they
 // cannot be listed (a diagnostic: a dead client's watch stays until the

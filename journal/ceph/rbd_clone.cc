@@ -159,7 +159,8 @@ Status RemoveOrTrashImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& i
   auto watchers = ImageWatchers(io, image);
   if (!watchers.ok()) return watchers.status().code() == Code::kNotFound ? Status::Ok() : watchers.status();
   if (!watchers->empty()) {
-    return Status::FailedPrecondition(ImageWhat(io, "remove", image) + ": in use by watcher " + watchers->front());
+    return Status::FailedPrecondition(ImageWhat(io, "remove", image) + ": in use by watcher " +
+                                      watchers->front().ToString());
   }
   rc = io.cluster().NoteResult(rbd_trash_move(io.get(), image.c_str(), 0));
   if (rc < 0 && rc != -ENOENT) return StatusFromRados(rc, ImageWhat(io, "move to the trash", image));

@@ -57,20 +57,27 @@ Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image) {
   return std::optional<uint64_t>(size);
 }
 
-Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& image) {
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, const std::string& image) {
   auto opened = OpenImage(io, image, true, "list watchers of");
   if (!opened.ok()) return opened.status();
+  return ImageWatchers(io, opened->get(), image);
+}
+
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, rbd_image_t opened, const std::string& image) {
   std::vector<rbd_image_watcher_t> watchers(4);
   for (;;) {
     size_t count = watchers.size();
-    int rc = io.cluster().NoteResult(rbd_watchers_list(opened->get(), watchers.data(), &count));
+    int rc = io.cluster().NoteResult(rbd_watchers_list(opened, watchers.data(), &count));
     if (rc == -ERANGE) {
       watchers.resize(count);
       continue;
     }
     if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "list watchers of", image));
-    std::vector<std::string> out;
-    for (size_t i = 0; i < count; ++i) out.emplace_back(watchers[i].addr ? watchers[i].addr : "?");
+    std::vector<CephClient> out;
+    for (size_t i = 0; i < count; ++i) {
+      out.push_back({"client." + std::to_string(watchers[i].id),
+                     watchers[i].addr ? LegacyCephAddress(watchers[i].addr) : "?"});
+    }
     rbd_watchers_list_cleanup(watchers.data(), count);
     return out;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/ceph_address.h"
 #include "journal/ceph/rados_cluster.h"
 
 namespace nbdk {
@@ -39,10 +40,12 @@ Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uin
 // The image's size; nullopt when there is no such image.
 Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image);
 
-// The addresses of the image's watchers (a mapped image has one per
-// client); NotFound when there is no such image. Opens the image read-only,
-// so this call adds no watcher of its own.
-Result<std::vector<std::string>> ImageWatchers(IoCtx& io, const std::string& image);
+// The image's watchers (a mapped image has one per client); NotFound when
+// there is no such image. Opens the image read-only, so this call adds no
+// watcher of its own.
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, const std::string& image);
+// The same for an image already open (`image` names it in errors).
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, rbd_image_t opened, const std::string& image);
 
 // rbd_resize to `size_bytes`. Never shrinks: a smaller size is success with
 // no change. NotFound when there is no such image.

@@ -123,5 +123,38 @@ TEST(HostIpAddressesTest, ListsTheLoopbackAddress) {
   for (const std::string& ip : *ips) EXPECT_TRUE(CanonicalIp(ip).ok()) << ip;
 }
 
+TEST(CephClientTest, TextRoundTripsAndNamesWhatIsWrong) {
+  for (const char* text : {"client.4123@127.0.0.1:0/3440592934", "client.0@[::1]:0/7", "client.9@10.0.0.2:0/1"}) {
+    Result<CephClient> c = ParseCephClient(text);
+    ASSERT_TRUE(c.ok()) << text << ": " << c.status().ToString();
+    EXPECT_EQ(c->ToString(), text);
+  }
+  EXPECT_EQ(ParseCephClient("client.4123@127.0.0.1:0/3440592934")->entity, "client.4123");
+  EXPECT_EQ(ParseCephClient("client.4123@127.0.0.1:0/3440592934")->addr, "127.0.0.1:0/3440592934");
+  const std::pair<const char*, const char*> bad[] = {
+      {"client.4123", "expected <entity>@<address>"},
+      {"osd.1@127.0.0.1:0/1", "entity is not client.<id>"},
+      {"client.@127.0.0.1:0/1", "entity is not client.<id>"},
+      {"client.1@v1:127.0.0.1:0/1", "not one legacy address"},
+      {"client.1@[v2:127.0.0.1:0/1,v1:127.0.0.1:0/1]", "not one legacy address"},
+      {"client.1@127.0.0.1:0", "no /nonce"},
+      {"client.1@nonsense:0/1", "is not an IP address"},
+      {"client.1@", "not one legacy address"},
+  };
+  for (const auto& [text, why] : bad) {
+    Result<CephClient> c = ParseCephClient(text);
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(c.status().message().find(why), std::string::npos) << text << ": " << c.status().message();
+  }
+}
+
+TEST(CephClientTest, LegacyAddressDropsOnlyTheType) {
+  EXPECT_EQ(LegacyCephAddress("v1:127.0.0.1:0/5"), "127.0.0.1:0/5");
+  EXPECT_EQ(LegacyCephAddress("v2:[::1]:3300/0"), "[::1]:3300/0");
+  EXPECT_EQ(LegacyCephAddress("any:10.0.0.1:0/1"), "10.0.0.1:0/1");
+  EXPECT_EQ(LegacyCephAddress("10.0.0.1:0/1"), "10.0.0.1:0/1");
+}
+
 }  // namespace
 }  // namespace nbdk
