@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "csi/attach_pid_journal.h"
+#include "csi/server_journal.h"
 #include "csi/controller_service.h"
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
@@ -35,20 +35,21 @@ namespace {
 constexpr int kRpcGraceMs = 10000;
 
 // break_dead_locks=false: re-attach without touching the lock (the dead
-// client's lock then times out on its own, ~30 s).
+// client's lock then times out on its own, ~30 s). The image's clients are
+// still listed: the fence (supervisor/image_fence.h) is not optional.
 class KeepLocks final : public LockBreaker {
  public:
-  explicit KeepLocks(EventLoop& loop) : loop_(loop) {}
-  void BreakDeadOwnerLock(const ImageSpec&, std::function<void()> owner_seen,
-                          std::function<void(Status)> done) override {
-    loop_.Post([owner_seen = std::move(owner_seen), done = std::move(done)] {
-      owner_seen();
-      done(Status::Ok());
-    });
+  KeepLocks(EventLoop& loop, LockBreaker& lister) : loop_(loop), lister_(lister) {}
+  void ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) override {
+    lister_.ListClients(image, std::move(done));
+  }
+  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override {
+    loop_.Post([done = std::move(done)] { done(Status::Ok()); });
   }
 
  private:
   EventLoop& loop_;
+  LockBreaker& lister_;
 };
 
 SupervisorConfig SupervisorConfigFrom(const Config& c) {
@@ -69,7 +70,7 @@ class Daemon {
         rados_(loop_),
         host_(loop_),
         rbd_lock_breaker_(loop_, rados_),
-        keep_locks_(loop_),
+        keep_locks_(loop_, rbd_lock_breaker_),
         child_scopes_(loop_, config.systemd_bus),
         supervisor_(loop_, SupervisorConfigFrom(config),
                     config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
@@ -163,7 +164,7 @@ class Daemon {
       if (devices.ok()) options.max_volumes = static_cast<int64_t>(devices->size());
     }
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, host_, options});
-    attach_pids_ = std::make_unique<AttachPidJournal>(*node_);
+    server_journal_ = std::make_unique<ServerJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
     controller_service_ =
         std::make_unique<ControllerService>(env_, rados_, ControllerOptions{options.key_dir, options.resolve});
@@ -233,7 +234,7 @@ class Daemon {
   void Close() {
     if (stopper_.joinable()) stopper_.join();
     csi_.reset();
-    attach_pids_.reset();
+    server_journal_.reset();
     supervisor_.ReleaseAll();
     netlink_.reset();
     health_.reset();
@@ -254,7 +255,7 @@ class Daemon {
   std::unique_ptr<NbdNetlink> netlink_;
   std::unique_ptr<StagedVolumes> volumes_;
   std::unique_ptr<NodeContext> node_;
-  std::unique_ptr<AttachPidJournal> attach_pids_;
+  std::unique_ptr<ServerJournal> server_journal_;
   std::unique_ptr<NodeService> node_service_;
   std::unique_ptr<ControllerService> controller_service_;
   std::unique_ptr<HealthServer> health_;

@@ -22,6 +22,9 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
   WriteJsonMember(w, s.cgroup_mode == CgroupMode::kScope ? "scope" : "cgroup_reason",
                   s.cgroup_mode == CgroupMode::kScope ? s.scope : s.cgroup_reason);
   WriteJsonMember(w, "cookie", s.cookie);
+  std::vector<std::string> own_clients;
+  for (const CephClient& c : s.own_clients) own_clients.push_back(c.ToString());
+  WriteJsonMember(w, "own_clients", own_clients);
   w.Key("restarts");
   w.Uint(s.restarts);
   w.Key("attach_attempts");
@@ -123,6 +126,7 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
         {"nbdkeeper_reattach_failures_total", "Failed attach attempts.", c.reattach_failures},
         {"nbdkeeper_lock_break_failures_total", "Dead-owner lock breaks that failed.", c.lock_break_failures},
         {"nbdkeeper_expirations_total", "Mappings that passed the reattach deadline.", c.expirations},
+        {"nbdkeeper_fencings_total", "Mappings fenced: another client had the image at a re-attach.", c.fencings},
         {"nbdkeeper_link_dead_events_total", "nbd LINK_DEAD netlink events for supervised devices.",
          c.link_dead_events},
         {"nbdkeeper_unmaps_total", "Planned unmaps.", c.unmaps},

@@ -32,7 +32,8 @@ Mapping::Mapping(Env env, MapRequest request)
       request_(std::move(request)),
       cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
       log_(env_.loop, OutputLogPath(env_.config, request_.volume_id),
-           env_.config.output_tail_lines, env_.config.log_file_max_bytes) {
+           env_.config.output_tail_lines, env_.config.log_file_max_bytes),
+      own_clients_(request_.own_clients.begin(), request_.own_clients.end()) {
   state_since_ms_ = env_.loop.NowMs();
 }
 
@@ -48,7 +49,8 @@ void Mapping::Transition(MappingState to, std::string reason) {
   state_ = to;
   reason_ = std::move(reason);
   state_since_ms_ = env_.loop.NowMs();
-  bool bad = to == MappingState::kDead || to == MappingState::kExpired || to == MappingState::kFailed;
+  bool bad = to == MappingState::kDead || to == MappingState::kExpired || to == MappingState::kFenced ||
+             to == MappingState::kFailed;
   // "state", as in every event that names a mapping's state: the journal's
   // STATE= then finds the transitions into a state (log_journal.h).
   Log(bad ? LogLevel::kWarn : LogLevel::kInfo, "mapping_state",
@@ -100,7 +102,7 @@ void Mapping::OnLine(OutputStream stream, std::string_view line) {
 void Mapping::StartMap(MapDone done) {
   map_waiters_.push_back(std::move(done));
   ++env_.stats.counters.maps_started;
-  WaitForAttachSlot(AttachQueue::Kind::kMap, [this] { SpawnMap(); });
+  WaitForAttachSlot(AttachQueue::Kind::kMap, [this] { CheckClientsBeforeMap(); });
 }
 
 void Mapping::SpawnMap() {
@@ -131,6 +133,7 @@ void Mapping::OnDeviceLine(const std::string& device) {
     ++env_.stats.counters.reattach_successes;
     Transition(MappingState::kConnected, "re-attached after " + std::to_string(attempts_) + " attempt(s)");
     attempts_ = 0;
+    IdentifyOwnClients(before_start_, [] {});
     return;
   }
   if (state_ != MappingState::kMapping) return;
@@ -139,20 +142,20 @@ void Mapping::OnDeviceLine(const std::string& device) {
   attach_slot_.reset();
   ++env_.stats.counters.maps_succeeded;
   Transition(MappingState::kConnected, "rbd-nbd map printed " + device);
-  if (env_.config.io_timeout_ms == 0) {
-    FinishMapWaiters(device);
-    return;
-  }
+  // The map is done once its own client is known, so that the staged
+  // record names it from the start.
+  auto finish = [this, device] { IdentifyOwnClients(before_start_, [this, device] { FinishMapWaiters(device); }); };
+  if (env_.config.io_timeout_ms == 0) return finish();
   std::weak_ptr<bool> weak = alive_;
   WriteIoTimeout(env_.loop, env_.config.sysfs_root, device, env_.config.io_timeout_ms,
-                 [this, weak, device](Status s) {
+                 [this, weak, finish](Status s) {
                    if (weak.expired()) return;
                    if (!s.ok()) {
                      ++env_.stats.counters.io_timeout_write_failures;
                      NBDK_LOG_WARN("io_timeout_write_failed",
                                    {{"volume", request_.volume_id}, {"error", s.message()}});
                    }
-                   FinishMapWaiters(device);
+                   finish();
                  });
 }
 
@@ -199,7 +202,17 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
       OnDeath("server pid " + std::to_string(pid) + " " + detail);
       break;
     case MappingState::kReattaching:
-      OnAttachFailed("rbd-nbd attach pid " + std::to_string(pid) + " " + detail);
+    {
+      // Its watch may outlive it: known as ours, it is no stranger to the
+      // next attempt.
+      std::weak_ptr<bool> weak = alive_;
+      uint64_t epoch = epoch_;
+      std::string reason = "rbd-nbd attach pid " + std::to_string(pid) + " " + detail;
+      IdentifyOwnClients(before_start_, [this, weak, epoch, reason] {
+        if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
+        OnAttachFailed(reason);
+      });
+    }
       break;
     case MappingState::kUnmapping:
       MaybeFinishStop();

@@ -30,6 +30,7 @@
 #include "daemon/base/uv_handle.h"
 #include "supervisor/attach_queue.h"
 #include "supervisor/child_scope.h"
+#include "supervisor/image_fence.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping_snapshot.h"
 #include "supervisor/mapping_state.h"
@@ -53,9 +54,9 @@ class Mapping {
     // Called on reaching Unmapped or Failed, before the user's callback;
     // the Supervisor forgets the mapping (deferred delete).
     std::function<void(const std::string& volume_id)> on_final;
-    // Called with the pid of each `rbd-nbd attach` spawned (see
-    // Supervisor::SetAttachSpawned).
-    std::function<void(const std::string& volume_id, int pid)> on_attach_spawned;
+    // Called when the server's pid or the volume's own Ceph clients change
+    // (see Supervisor::SetServerChanged).
+    std::function<void(const std::string& volume_id)> on_server_changed;
     // Moves each server into a scope of its own; null: child scopes are off.
     ChildScopes* scopes = nullptr;
   };
@@ -108,6 +109,7 @@ class Mapping {
   void Release();
 
   MappingState state() const { return state_; }
+  const std::string& reason() const { return reason_; }
   const std::string& device() const { return device_; }
   const MapRequest& request() const { return request_; }
   MappingSnapshot Snapshot() const;
@@ -129,6 +131,14 @@ class Mapping {
   void MaybeFinishStop();
   void FinishStop(MappingState to, Status status, std::string reason);
   void SpawnMap();
+  // mapping_fence.cc: the image's other clients (supervisor/image_fence.h).
+  void CheckClientsBeforeMap();
+  void CheckClientsBeforeAttach();
+  bool Fenceable() const { return !request_.read_only && !request_.multi_node; }
+  void Fence(std::string reason);
+  // Adds the clients that appeared since `before` to own_clients_, then
+  // runs `then` (also when they cannot be listed).
+  void IdentifyOwnClients(ImageClients before, std::function<void()> then);
   bool ServerRunning() const;
   Status KillServer(int signum);
   int ServerPid() const;
@@ -184,6 +194,8 @@ class Mapping {
   int last_term_signal_ = 0;
   std::string last_exit_output_;  // stderr tail of the last process that exited
   uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
+  OwnClients own_clients_;      // this volume's rbd-nbd processes, past and present
+  ImageClients before_start_;  // the image's clients before the current map or attach
 
   std::vector<MapDone> map_waiters_;
   std::vector<StopDone> stop_waiters_;

@@ -52,28 +52,10 @@ void Mapping::StartAttachAttempt() {
   ++attempts_;
   ++env_.stats.counters.reattach_attempts;
   ++epoch_;
-  Transition(MappingState::kReattaching,
-             "attempt " + std::to_string(attempts_) + ": finding the dead owner's lock, then attaching beside its break");
-  std::weak_ptr<bool> weak = alive_;
-  uint64_t epoch = epoch_;
-  // The attach starts once the lock's owner is known, not once it is
-  // broken: the break names that owner only (see LockBreaker), so the two
-  // overlap and the outage is not the sum of the break's cluster round
-  // trips and the attach.
-  env_.lock_breaker.BreakDeadOwnerLock(
-      request_.image,
-      [this, weak, epoch] {
-        if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
-        SpawnAttach();
-      },
-      [this, weak](Status s) {
-        if (weak.expired() || s.ok()) return;
-        // Not fatal: the attach still works, its IO just waits for the OSDs
-        // to time the dead client's watch out (~30 s).
-        ++env_.stats.counters.lock_break_failures;
-        NBDK_LOG_WARN("lock_break_failed",
-                      {{"volume", request_.volume_id}, {"image", request_.image.Path()}, {"error", s.ToString()}});
-      });
+  Transition(MappingState::kReattaching, "attempt " + std::to_string(attempts_) +
+                                             ": checking the image's clients, then attaching beside the dead "
+                                             "owner's lock break");
+  CheckClientsBeforeAttach();
 }
 
 void Mapping::SpawnAttach() {
@@ -82,7 +64,7 @@ void Mapping::SpawnAttach() {
     OnAttachFailed("spawn rbd-nbd attach: " + s.message());
     return;
   }
-  env_.on_attach_spawned(request_.volume_id, ServerPid());
+  if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
   uint64_t now = env_.loop.NowMs();
   uint64_t left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;
   uint64_t limit = std::min(env_.config.map_deadline_ms, left);

@@ -22,6 +22,9 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   ++server_generation_;
   FindAdoptedScope(pid);
   Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
+  // A record from before clients were journaled: while a single-node
+  // server of ours runs, every client of its image is ours.
+  if (own_clients_.empty() && Fenceable()) IdentifyOwnClients({}, [] {});
   return Status::Ok();
 }
 

@@ -28,6 +28,7 @@ MappingSnapshot Mapping::Snapshot() const {
   }
   s.output_tail = log_.Tail();
   s.log_path = log_.path();
+  s.own_clients.assign(own_clients_.begin(), own_clients_.end());
   return s;
 }
 

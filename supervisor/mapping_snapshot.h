@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "journal/ceph/ceph_address.h"
 #include "supervisor/mapping_state.h"
 
 namespace nbdk {
@@ -30,6 +31,9 @@ struct MappingSnapshot {
   std::string scope;          // kScope: the unit
   std::string cgroup_reason;  // kDaemon: why not in a scope (yet)
   std::string cookie;
+  // The Ceph clients of this volume's rbd-nbd processes, past and present,
+  // sorted (supervisor/image_fence.h).
+  std::vector<CephClient> own_clients;
   uint32_t restarts = 0;         // successful re-attaches since the map
   uint32_t attach_attempts = 0;  // attempts in the current outage
   // Mapping/Dead: waiting for an attach slot at this place (1: next); 0:

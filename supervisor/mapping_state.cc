@@ -9,6 +9,7 @@ std::string_view MappingStateName(MappingState state) {
     case MappingState::kDead: return "Dead";
     case MappingState::kReattaching: return "Reattaching";
     case MappingState::kExpired: return "Expired";
+    case MappingState::kFenced: return "Fenced";
     case MappingState::kUnmapping: return "Unmapping";
     case MappingState::kUnmapped: return "Unmapped";
     case MappingState::kFailed: return "Failed";

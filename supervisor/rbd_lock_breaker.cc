@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,92 +17,47 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What one call found and did; logged as the lock_break event.
+// What one break found and did; logged as the lock_break event.
 struct BreakOutcome {
-  Status status;
-  std::string owner;       // empty: no owner seen
   int owner_watches = -1;  // watches on the header at the owner's address; -1: unknown
   std::string outcome = "error";
-  int64_t owner_seen_ms = -1;
-  bool break_needed = false;  // a local owner was seen: step 2 breaks it
 };
 
-// BLOCKING. Step 1: who owns the lock now, and may we break it?
-void SeeOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& spec, BreakOutcome& out) {
-  const std::string image_path = spec.Path();
-  auto fail = [&](Status status) { out.status = status.WithContext("break lock of image " + image_path); };
+// BLOCKING. Breaks `owner`'s lock, and only that owner's: librbd re-reads
+// the lock and refuses (EBUSY) when it moved.
+Status BreakOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& spec, const CephClient& owner,
+                  BreakOutcome& out) {
   Result<std::vector<std::string>> host_ips = HostIpAddresses();
-  if (!host_ips.ok()) return fail(host_ips.status());
-  Result<IoCtx> io = IoCtx::Open(cluster, spec.pool, spec.rados_namespace);
-  if (!io.ok()) return fail(io.status());
-  Result<std::optional<std::string>> owner = ExclusiveLockOwner(*cluster, *io, spec.image);
-  if (!owner.ok()) return fail(owner.status());
-  if (!owner->has_value()) {
-    out.outcome = "no_owner";
-    return;
-  }
-  out.owner = **owner;
-  if (!IsLocalAddress(out.owner, *host_ips)) {
-    Result<std::vector<std::string>> parsed = CephAddressIps(out.owner);
-    std::string why = parsed.ok() ? "is not an address of this host" : parsed.status().message();
+  if (!host_ips.ok()) return host_ips.status();
+  if (!IsLocalAddress(owner.addr, *host_ips)) {
     out.outcome = "foreign_owner";
-    out.status = Status::FailedPrecondition("image " + image_path + ": exclusive lock owner " + out.owner + " " + why +
-                                            "; only a lock of this host's dead rbd-nbd is broken");
-    return;
+    return Status::FailedPrecondition("exclusive lock owner " + owner.ToString() +
+                                      " is not on this host; only a lock of this host's dead rbd-nbd is broken");
   }
-  out.break_needed = true;
-}
-
-// BLOCKING. Step 2: break the lock of the owner step 1 saw, and only that
-// owner's: librbd re-reads the lock and refuses (EBUSY) when it moved.
-void BreakOwner(const std::shared_ptr<RadosCluster>& cluster, const ImageSpec& spec, BreakOutcome& out) {
-  auto fail = [&](Status status) { out.status = status.WithContext("break lock of image " + spec.Path()); };
   Result<IoCtx> io = IoCtx::Open(cluster, spec.pool, spec.rados_namespace);
-  if (!io.ok()) return fail(io.status());
+  if (!io.ok()) return io.status();
   Result<RbdImage> image = OpenImage(*io, spec.image, false, "open");
-  if (!image.ok()) return fail(image.status());
-  out.owner_watches = CountWatchesAt(*cluster, image->get(), out.owner);
-  int rc = BreakExclusiveLock(*cluster, image->get(), out.owner);
+  if (!image.ok()) return image.status();
+  out.owner_watches = CountWatchesAt(*cluster, image->get(), owner.addr);
+  int rc = BreakExclusiveLock(*cluster, image->get(), owner.addr);
   switch (-rc) {
     case 0:
       out.outcome = "broken";
-      return;
+      return Status::Ok();
     case ENOENT:  // released (or timed out) between our look and the break
       out.outcome = "no_owner";
-      return;
+      return Status::Ok();
     case EBUSY:
     case EAGAIN:
       out.outcome = "owner_changed";
-      out.status = Status::Aborted("image " + spec.Path() + ": the exclusive lock moved away from " + out.owner +
-                                   " while breaking it; nothing was broken");
-      return;
+      return Status::Aborted("the exclusive lock moved away from " + owner.ToString() +
+                             " while breaking it; nothing was broken");
     case EACCES:
     case EPERM:
-      return fail(Status::FailedPrecondition("blocklist lock owner " + out.owner +
-                                             ": permission denied (the cephx user needs mon caps 'profile rbd')"));
+      return Status::FailedPrecondition("blocklist lock owner " + owner.ToString() +
+                                        ": permission denied (the cephx user needs mon caps 'profile rbd')");
     default:
-      return fail(StatusFromRados(rc, "break the exclusive lock of " + out.owner));
-  }
-}
-
-void LogOutcome(const ImageSpec& spec, Clock::time_point start, const BreakOutcome& out) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-  std::string owner = out.owner.empty() ? "-" : out.owner;
-  if (out.status.ok()) {
-    NBDK_LOG_INFO("lock_break", {{"image", spec.Path()},
-                                 {"owner", owner},
-                                 {"owner_watches", out.owner_watches},
-                                 {"owner_seen_ms", out.owner_seen_ms},
-                                 {"duration_ms", ms},
-                                 {"outcome", out.outcome}});
-  } else {
-    NBDK_LOG_WARN("lock_break", {{"image", spec.Path()},
-                                 {"owner", owner},
-                                 {"owner_watches", out.owner_watches},
-                                 {"owner_seen_ms", out.owner_seen_ms},
-                                 {"duration_ms", ms},
-                                 {"outcome", out.outcome},
-                                 {"error", out.status.ToString()}});
+      return StatusFromRados(rc, "break the exclusive lock of " + owner.ToString());
   }
 }
 
@@ -112,55 +66,66 @@ void LogOutcome(const ImageSpec& spec, Clock::time_point start, const BreakOutco
 RbdLockBreaker::RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s)
     : loop_(loop), clients_(clients), timeout_s_(timeout_s) {}
 
-void RbdLockBreaker::BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
-                                        std::function<void(Status)> done) {
+template <typename T>
+void RbdLockBreaker::OnCluster(const ImageSpec& image, const char* what,
+                               std::function<Result<T>(const std::shared_ptr<RadosCluster>&)> work,
+                               std::function<void(Result<T>)> done) {
   NBDK_CHECK_LOOP_THREAD(loop_);
-  const Clock::time_point start = Clock::now();
-  auto out = std::make_shared<BreakOutcome>();
+  std::string context = std::string(what) + " of image " + image.Path();
   if (image.pool.empty() || image.image.empty()) {
-    out->status = Status::InvalidArgument("break lock of image '" + image.Path() +
-                                          "': " + (image.pool.empty() ? "pool" : "image") + ": missing");
-    loop_.Post([image, start, out, owner_seen = std::move(owner_seen), done = std::move(done)] {
-      owner_seen();
-      LogOutcome(image, start, *out);
-      done(out->status);
-    });
+    Status bad = Status::InvalidArgument(context + ": " + (image.pool.empty() ? "pool" : "image") + ": missing");
+    loop_.Post([bad, done = std::move(done)] { done(bad); });
     return;
   }
   EventLoop& loop = loop_;
-  auto on_connected = [&loop, image, start, out, owner_seen = std::move(owner_seen),
-                       done = std::move(done)](Result<std::shared_ptr<RadosCluster>> connected) mutable {
-    if (!connected.ok()) {
-      out->status = connected.status().WithContext("break lock of image " + image.Path());
-      owner_seen();
-      LogOutcome(image, start, *out);
-      done(out->status);
-      return;
-    }
-    std::shared_ptr<RadosCluster> cluster = std::move(connected).value();
-    loop.RunBlocking([cluster, image, out] { SeeOwner(cluster, image, *out); },
-                     [&loop, cluster, image, start, out, owner_seen = std::move(owner_seen),
-                      done = std::move(done)]() mutable {
-                       out->owner_seen_ms =
-                           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-                       owner_seen();
-                       if (!out->break_needed) {
-                         LogOutcome(image, start, *out);
-                         done(out->status);
-                         return;
-                       }
-                       // The work drops its cluster reference on the pool thread.
-                       loop.RunBlocking([cluster = std::move(cluster), image, out]() mutable {
-                         BreakOwner(cluster, image, *out);
-                         cluster.reset();
-                       },
-                                        [image, start, out, done = std::move(done)] {
-                                          LogOutcome(image, start, *out);
-                                          done(out->status);
-                                        });
+  clients_.Get(RadosConfigForImage(image, timeout_s_),
+               [&loop, context, work = std::move(work),
+                done = std::move(done)](Result<std::shared_ptr<RadosCluster>> connected) mutable {
+                 if (!connected.ok()) return done(connected.status().WithContext(context));
+                 auto result = std::make_shared<Result<T>>(Status::Ok());
+                 loop.RunBlocking(
+                     [cluster = std::move(connected).value(), work = std::move(work), result]() mutable {
+                       *result = work(cluster);
+                       cluster.reset();
+                     },
+                     [context, result, done = std::move(done)] {
+                       done(result->ok() ? std::move(*result) : Result<T>(result->status().WithContext(context)));
                      });
-  };
-  clients_.Get(RadosConfigForImage(image, timeout_s_), std::move(on_connected));
+               });
+}
+
+void RbdLockBreaker::ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) {
+  OnCluster<ImageClients>(
+      image, "list the clients",
+      [image](const std::shared_ptr<RadosCluster>& cluster) -> Result<ImageClients> {
+        Result<IoCtx> io = IoCtx::Open(cluster, image.pool, image.rados_namespace);
+        if (!io.ok()) return io.status();
+        return ListImageClients(*cluster, *io, image.image);
+      },
+      std::move(done));
+}
+
+void RbdLockBreaker::BreakLock(const ImageSpec& image, const CephClient& owner, std::function<void(Status)> done) {
+  const Clock::time_point start = Clock::now();
+  auto out = std::make_shared<BreakOutcome>();
+  OnCluster<bool>(
+      image, "break the lock",
+      [image, owner, out](const std::shared_ptr<RadosCluster>& cluster) -> Result<bool> {
+        Status s = BreakOwner(cluster, image, owner, *out);
+        if (!s.ok()) return s;
+        return true;
+      },
+      [image, owner, start, out, done = std::move(done)](Result<bool> r) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        Log(r.ok() ? LogLevel::kInfo : LogLevel::kWarn, "lock_break",
+            {{"image", image.Path()},
+             {"owner", owner.ToString()},
+             {"owner_watches", out->owner_watches},
+             {"duration_ms", ms},
+             {"outcome", out->outcome},
+             {"error", r.ok() ? "-" : r.status().ToString()}});
+        done(r.status());
+      });
 }
 
 }  // namespace nbdk

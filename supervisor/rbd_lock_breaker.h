@@ -1,18 +1,16 @@
 // RbdLockBreaker: the LockBreaker that talks to the cluster through librbd.
 //
-// Breaks only the exclusive lock of an owner on this host, and only after
-// the caller saw that host's rbd-nbd for the image die:
-//  - owner address among this host's interface addresses (IsLocalAddress):
-//    broken with rbd_lock_break(EXCLUSIVE, owner), which blocklists it;
-//  - owner elsewhere, or its address does not parse: never touched,
-//    FailedPrecondition naming it;
-//  - no owner, or no exclusive-lock feature: OK, nothing to break.
-// Step 1 (rbd_id, then the RADOS lock on rbd_header.<id>; no image open)
-// finds the owner and runs `owner_seen`; step 2 opens the image read-write
-// and breaks that owner beside the caller's attach. Every call logs one
-// `lock_break` event (image, owner, owner_watches, owner_seen_ms,
-// duration_ms, outcome). Why this is safe, and what librbd does on a break:
-// docs/lock-breaking.md.
+// ListClients reads the exclusive lock's owner (rbd_id, then the RADOS lock
+// on rbd_header.<id>) and the header's watchers (a read-only open, which
+// adds no watcher). BreakLock breaks the named owner's lock, which the
+// caller chose by supervisor/image_fence.h (one of its volume's own dead
+// rbd-nbd processes), and checks once more that its address is one of this
+// host's (IsLocalAddress): an owner elsewhere is never touched,
+// FailedPrecondition naming it. It opens the image read-write and calls
+// rbd_lock_break(EXCLUSIVE, owner), which blocklists the owner; librbd
+// refuses when the lock moved meanwhile. Every break logs one `lock_break`
+// event (image, owner, owner_watches, duration_ms, outcome). Why this is
+// safe, and what librbd does on a break: docs/lock-breaking.md.
 #pragma once
 
 #include <functional>
@@ -32,15 +30,23 @@ class RbdLockBreaker : public LockBreaker {
   // (connect, open, lock calls).
   RbdLockBreaker(EventLoop& loop, RadosClients& clients, int timeout_s = 10);
 
-  // Loop thread only; see LockBreaker and the rule above. Errors name the image
-  // (pool/[ns/]image) and, for a foreign owner, its address:
-  // InvalidArgument (no pool or image), FailedPrecondition (foreign or
-  // unparsable owner, missing blocklist caps), Aborted (the lock changed
-  // hands meanwhile), NotFound (pool or image), or the cluster's error.
-  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
-                          std::function<void(Status)> done) override;
+  // Loop thread only; see LockBreaker. Errors name the image
+  // (pool/[ns/]image): InvalidArgument (no pool or image), NotFound (pool
+  // or image), or the cluster's error; BreakLock also FailedPrecondition
+  // (an owner not on this host, missing blocklist caps) and Aborted (the
+  // lock changed hands meanwhile).
+  void ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) override;
+  void BreakLock(const ImageSpec& image, const CephClient& owner, std::function<void(Status)> done) override;
 
  private:
+  // Connects as the image's user and runs `work(cluster)` on the pool;
+  // `done(result)` on the loop. The cluster reference is dropped on the
+  // pool thread.
+  template <typename T>
+  void OnCluster(const ImageSpec& image, const char* what,
+                 std::function<Result<T>(const std::shared_ptr<RadosCluster>&)> work,
+                 std::function<void(Result<T>)> done);
+
   EventLoop& loop_;
   RadosClients& clients_;
   int timeout_s_;

@@ -21,8 +21,8 @@ Supervisor::~Supervisor() {
 
 std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
   Mapping::Env env{loop_, config_, lock_breaker_, stats_, attach_queue_, [this](const std::string& id) { Retire(id); },
-                   [this](const std::string& id, int pid) {
-                     if (attach_spawned_) attach_spawned_(id, pid);
+                   [this](const std::string& id) {
+                     if (server_changed_) server_changed_(id);
                    },
                    scopes_};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
@@ -71,6 +71,10 @@ void Supervisor::Map(MapRequest request, std::function<void(Result<std::string>)
       case MappingState::kExpired:
         done(Status::FailedPrecondition("volume " + id + " on " + m->device() +
                                         " expired (re-attach deadline passed); unmap it first"));
+        return;
+      case MappingState::kFenced:
+        done(Status::FailedPrecondition("volume " + id + " on " + m->device() + " is fenced (" + m->reason() +
+                                        "); unmap it first"));
         return;
       default:
         done(Status::Aborted("volume " + id + " is being unmapped; retry"));

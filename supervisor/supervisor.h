@@ -80,14 +80,15 @@ class Supervisor {
   Status Reattach(AdoptRequest request, std::string reason);
   Status AdoptExpired(AdoptRequest request, std::string reason);
 
-  // `cb(volume_id, pid)` runs each time a re-attach spawns `rbd-nbd
-  // attach`: that process becomes the server if it connects, and after a
-  // daemon restart only a journaled attach pid is adopted (sysfs still
-  // names the original map; csi/heal/heal_plan.h). Journaled at the spawn,
-  // not at the connect, so a crash in between still finds it.
-  void SetAttachSpawned(std::function<void(const std::string& volume_id, int pid)> cb) {
-    attach_spawned_ = std::move(cb);
-  }
+  // `cb(volume_id)` runs each time what the node journal keeps of a
+  // volume's server changes (its Snapshot: pid, own_clients):
+  //  - a re-attach spawned `rbd-nbd attach`: that process becomes the
+  //    server if it connects, and after a daemon restart only a journaled
+  //    attach pid is adopted (sysfs still names the original map;
+  //    csi/heal/heal_plan.h). Journaled at the spawn, not at the connect,
+  //    so a crash in between still finds it;
+  //  - the volume's own Ceph clients grew (supervisor/image_fence.h).
+  void SetServerChanged(std::function<void(const std::string& volume_id)> cb) { server_changed_ = std::move(cb); }
 
   // Each rbd-nbd started or adopted from now on goes into a systemd scope
   // of its own (see child_scope.h); without this call (or with null) they
@@ -143,7 +144,7 @@ class Supervisor {
   // Declared before the mappings: their tickets go before it does.
   AttachQueue attach_queue_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
-  std::function<void(const std::string& volume_id, int pid)> attach_spawned_;
+  std::function<void(const std::string& volume_id)> server_changed_;
   ChildScopes* scopes_ = nullptr;
   // Finished mappings, deleted on the next loop turn: they are retired
   // from inside their own callbacks.

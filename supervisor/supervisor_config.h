@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "journal/ceph/ceph_address.h"
 #include "journal/ceph/image_spec.h"
 
 namespace nbdk {
@@ -71,6 +72,13 @@ struct MapRequest {
   std::vector<std::string> map_options;
   // nbd backend cookie; empty: the volume id.
   std::string cookie;
+  // Other nodes may map the image too (MULTI_NODE_MULTI_WRITER block): the
+  // image's other clients do not keep this one from mapping it
+  // (supervisor/image_fence.h). Read-only maps are never fenced either.
+  bool multi_node = false;
+  // The Ceph clients of this volume's earlier rbd-nbd processes, as the
+  // node journal keeps them: their watches and lock are not foreign.
+  std::vector<CephClient> own_clients;
 };
 
 // A running rbd-nbd server this daemon did not spawn (found after a daemon

@@ -20,6 +20,7 @@ struct SupervisorCounters {
   uint64_t reattach_failures = 0;
   uint64_t lock_break_failures = 0;
   uint64_t expirations = 0;
+  uint64_t fencings = 0;  // re-attaches refused: another client has the image
   uint64_t link_dead_events = 0;
   uint64_t link_dead_kills = 0;  // alive server killed after LINK_DEAD
   uint64_t io_timeout_write_failures = 0;

@@ -25,7 +25,7 @@ std::string Ago(double seconds) {
 
 const char* Colour(const std::string& state) {
   if (state == "Connected") return "\033[32m";
-  if (state == "Expired" || state == "Unmapped" || state == "StaleBoot" || state == "Failed") return "\033[31m";
+  if (state == "Expired" || state == "Fenced" || state == "Unmapped" || state == "StaleBoot" || state == "Failed") return "\033[31m";
   return "\033[33m";
 }
 

@@ -22,9 +22,10 @@ namespace {
 
 class NoLockBreaks final : public LockBreaker {
  public:
-  void BreakDeadOwnerLock(const ImageSpec&, std::function<void()> owner_seen,
-                          std::function<void(Status)> done) override {
-    owner_seen();
+  void ListClients(const ImageSpec&, std::function<void(Result<ImageClients>)> done) override {
+    done(ImageClients{});
+  }
+  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override {
     done(Status::Ok());
   }
 };

@@ -13,7 +13,12 @@
 //      crash_after_ms=N               serve, then SIGKILL itself
 //  - <image>.<cmd>.count: invocations so far;
 //  - <nbdN>.pid: the pid serving the device (serve mode). `unmap` SIGTERMs
-//    it, like rbd-nbd unmap making the server exit 0.
+//    it, like rbd-nbd unmap making the server exit 0;
+//  - <image>.watchers: the image's watchers as the cluster would list them,
+//    one "client.<pid>@127.0.0.1:0/<pid>" line each, the last one also the
+//    lock owner: a server adds its line before it prints the device and
+//    removes it when it exits on SIGTERM; a killed one's stays, as a
+//    SIGKILLed client's watch and lock do.
 // A server exits 0 on SIGTERM, like rbd-nbd's detach.
 #include <signal.h>
 #include <unistd.h>
@@ -84,7 +89,24 @@ int Unmap(const std::string& device) {
   return 0;
 }
 
-int Serve(const std::string& device, const std::map<std::string, std::string>& kv) {
+std::string ClientLine() {
+  return "client." + std::to_string(getpid()) + "@127.0.0.1:0/" + std::to_string(getpid());
+}
+
+void Unwatch(const std::string& image) {
+  std::vector<std::string> kept;
+  {
+    std::ifstream in(Path(image + ".watchers"));
+    for (std::string l; std::getline(in, l);) {
+      if (l != ClientLine()) kept.push_back(l);
+    }
+  }
+  std::ofstream out(Path(image + ".watchers"));
+  for (const std::string& l : kept) out << l << "\n";
+}
+
+int Serve(const std::string& image, const std::string& device, const std::map<std::string, std::string>& kv) {
+  std::ofstream(Path(image + ".watchers"), std::ios::app) << ClientLine() << "\n";
   std::ofstream(Path(DevName(device) + ".pid")) << getpid();
   std::printf("%s\n", device.c_str());
   std::fflush(stdout);
@@ -101,6 +123,7 @@ int Serve(const std::string& device, const std::map<std::string, std::string>& k
   int sig = 0;
   sigwait(&set, &sig);
   std::fprintf(stderr, "fake: SIGTERM, detaching %s\n", device.c_str());
+  Unwatch(image);
   return 0;
 }
 
@@ -157,5 +180,5 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     HangForever();
   }
-  return Serve(device, kv);
+  return Serve(image, device, kv);
 }

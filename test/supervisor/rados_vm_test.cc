@@ -219,13 +219,29 @@ class RadosVmTest : public ::testing::Test {
     return owner;
   }
 
-  Status BreakLock() {
+  // What RbdLockBreaker lists, then (with `owner`) its break of that owner.
+  Result<ImageClients> ListClients() {
     EventLoop loop;
-    Status result = Status::Internal("BreakDeadOwnerLock never completed");
+    Result<ImageClients> result = Status::Internal("ListClients never completed");
     {
       RadosClients clients(loop);
       RbdLockBreaker breaker(loop, clients, 10);
-      breaker.BreakDeadOwnerLock(spec_, [] {}, [&](Status s) {
+      breaker.ListClients(spec_, [&](Result<ImageClients> r) {
+        result = std::move(r);
+        loop.Stop();
+      });
+      loop.Run();
+    }
+    EXPECT_TRUE(loop.Shutdown().ok());
+    return result;
+  }
+  Status BreakLock(const CephClient& owner) {
+    EventLoop loop;
+    Status result = Status::Internal("BreakLock never completed");
+    {
+      RadosClients clients(loop);
+      RbdLockBreaker breaker(loop, clients, 10);
+      breaker.BreakLock(spec_, owner, [&](Status s) {
         result = s;
         loop.Stop();
       });
@@ -260,13 +276,28 @@ TEST_F(RadosVmTest, KilledRbdNbdLockIsBrokenAndReattachWritesInSeconds) {
   Result<std::vector<std::string>> host_ips = HostIpAddresses();
   ASSERT_TRUE(host_ips.ok());
   EXPECT_TRUE(IsLocalAddress(*owner, *host_ips)) << "owner " << *owner;
+  // The lister names the one client by entity and nonce, as watcher and
+  // as lock owner alike (supervisor/image_fence.h compares them).
+  Result<ImageClients> seen = ListClients();
+  ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+  ASSERT_EQ(seen->watchers.size(), 1u);
+  ASSERT_TRUE(seen->lock_owner.has_value());
+  EXPECT_EQ(*seen->lock_owner, seen->watchers[0]);
+  EXPECT_EQ(seen->lock_owner->addr, *owner);
+  EXPECT_TRUE(ParseCephClient(seen->lock_owner->ToString()).ok()) << seen->lock_owner->ToString();
+  // Another client at the same address but with another nonce is not the
+  // owner: its lock is not broken.
+  CephClient impostor = *seen->lock_owner;
+  impostor.addr = impostor.addr.substr(0, impostor.addr.rfind('/')) + "/1";
 
   const Clock::time_point killed = Clock::now();
   ASSERT_EQ(kill(map_.pid, SIGKILL), 0);
   EXPECT_TRUE(WIFSIGNALED(Reap(map_, std::chrono::seconds(10))));
 
   const Clock::time_point break_start = Clock::now();
-  Status broken = BreakLock();
+  EXPECT_FALSE(BreakLock(impostor).ok()) << "a lock broken for a client that does not own it";
+  EXPECT_EQ(LockOwner(), owner) << "the impostor's break touched the lock";
+  Status broken = BreakLock(*seen->lock_owner);
   const int64_t break_ms = MsSince(break_start);
   ASSERT_TRUE(broken.ok()) << broken.ToString();
   EXPECT_EQ(LockOwner(), std::nullopt) << "the dead client's lock survived the break";

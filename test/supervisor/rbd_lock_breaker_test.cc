@@ -20,7 +20,6 @@ namespace {
 TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
   EventLoop loop;
   int connects = 0;
-  int owners_seen = 0;
   std::vector<Status> results;
   {
     RadosClients clients(loop, [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone) { ++connects; });
@@ -29,24 +28,27 @@ TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
     no_pool.image = "img";
     ImageSpec no_image;
     no_image.pool = "rbd";
+    const CephClient owner{"client.4100", "127.0.0.1:0/11"};
     for (const ImageSpec& spec : {no_pool, no_image}) {
-      breaker.BreakDeadOwnerLock(
-          spec, [&] { ++owners_seen; },
-          [&](Status s) {
-            EXPECT_EQ(owners_seen, static_cast<int>(results.size()) + 1) << "owner_seen must run first";
-            results.push_back(s);
-            if (results.size() == 2) loop.Stop();
-          });
+      breaker.ListClients(spec, [&](Result<ImageClients> r) {
+        results.push_back(r.status());
+        if (results.size() == 4) loop.Stop();
+      });
+      breaker.BreakLock(spec, owner, [&](Status s) {
+        results.push_back(s);
+        if (results.size() == 4) loop.Stop();
+      });
     }
-    EXPECT_TRUE(results.empty()) << "done ran inside BreakDeadOwnerLock()";
+    EXPECT_TRUE(results.empty()) << "done ran inside the call";
     loop.Run();
   }
   EXPECT_TRUE(loop.Shutdown().ok());
-  ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0].code(), Code::kInvalidArgument);
-  EXPECT_NE(results[0].message().find("pool: missing"), std::string::npos) << results[0].ToString();
-  EXPECT_EQ(results[1].code(), Code::kInvalidArgument);
-  EXPECT_NE(results[1].message().find("image: missing"), std::string::npos) << results[1].ToString();
+  ASSERT_EQ(results.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(results[i].code(), Code::kInvalidArgument) << i;
+    EXPECT_NE(results[i].message().find(i < 2 ? "pool: missing" : "image: missing"), std::string::npos)
+        << results[i].ToString();
+  }
   EXPECT_EQ(connects, 0);
 }
 
@@ -70,7 +72,6 @@ TEST(RbdLockBreakerTest, UnreachableClusterFailsInBoundedTimeNamingTheImage) {
 
   EventLoop loop;
   std::optional<Status> result;
-  bool owner_seen = false;
   int ticks = 0;
   const auto start = std::chrono::steady_clock::now();
   int64_t elapsed_ms = 0;
@@ -80,8 +81,8 @@ TEST(RbdLockBreakerTest, UnreachableClusterFailsInBoundedTimeNamingTheImage) {
     Timer ticker(loop), guard(loop);
     ticker.Start(50, 50, [&] { ++ticks; });
     guard.Start(20000, 0, [&] { loop.Stop(); });
-    breaker.BreakDeadOwnerLock(spec, [&] { owner_seen = true; }, [&](Status s) {
-      EXPECT_TRUE(owner_seen) << "owner_seen must run before done, also on a failed connect";
+    breaker.ListClients(spec, [&](Result<ImageClients> r) {
+      const Status& s = r.status();
       elapsed_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
       result = s;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,31 +20,88 @@
 
 namespace nbdk {
 
+// The cluster as fake_rbd_nbd leaves it: the image's watchers from its
+// <image>.watchers file, the last one also the lock owner; `stranger`, when
+// set, is another node's client watching after them, and owning the lock
+// unless `stranger_locks` is false. A
+// successful BreakLock drops the owner's watch, as its blocklisting does.
 // Records each call with how many attaches had run by then, so a test can
-// prove the attach waited for the owner to be seen. Answers later, on the
-// loop, as the real one does: owner_seen, then done(result).
+// prove the attach waited for the clients to be known. Answers later, on the
+// loop, as the real one does.
 class FakeLockBreaker : public LockBreaker {
  public:
-  FakeLockBreaker(EventLoop& loop, std::function<int()> attaches_so_far, std::function<uint64_t()> now)
-      : loop_(loop), attaches_so_far_(std::move(attaches_so_far)), now_(std::move(now)) {}
-  void BreakDeadOwnerLock(const ImageSpec& image, std::function<void()> owner_seen,
-                          std::function<void(Status)> done) override {
-    calls.push_back({image.Path(), attaches_so_far_(), now_()});
-    loop_.Post([this, owner_seen = std::move(owner_seen), done = std::move(done)] {
-      owner_seen();
-      done(result);
-    });
+  // `fixture_dir` is read at each call: fake_rbd_nbd's files are in its fake/.
+  FakeLockBreaker(EventLoop& loop, const std::string& fixture_dir, std::function<int()> attaches_so_far,
+                  std::function<uint64_t()> now)
+      : loop_(loop), dir_(fixture_dir), attaches_so_far_(std::move(attaches_so_far)), now_(std::move(now)) {}
+
+  // The client fake_rbd_nbd's process `pid` is.
+  static CephClient ClientOf(int pid) {
+    return {"client." + std::to_string(pid), "127.0.0.1:0/" + std::to_string(pid)};
   }
-  struct Call {
+
+  void ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) override {
+    lists.push_back({attaches_so_far_(), now_()});
+    Result<ImageClients> answer = ImageClients{};
+    if (!list_result.ok()) {
+      answer = list_result;
+    } else {
+      std::ifstream in(dir_ + "/fake/" + image.image + ".watchers");
+      for (std::string line; std::getline(in, line);) {
+        if (auto client = ParseCephClient(line); client.ok()) answer->watchers.push_back(*client);
+      }
+      if (!answer->watchers.empty()) answer->lock_owner = answer->watchers.back();
+      if (stranger) answer->watchers.push_back(*stranger);
+      if (stranger && stranger_locks) answer->lock_owner = stranger;
+    }
+    loop_.Post([answer, done = std::move(done)] { done(answer); });
+  }
+
+  void BreakLock(const ImageSpec& image, const CephClient& owner, std::function<void(Status)> done) override {
+    breaks.push_back({image.Path(), owner, attaches_so_far_(), now_()});
+    if (result.ok()) {
+      std::vector<std::string> kept;
+      std::ifstream in(dir_ + "/fake/" + image.image + ".watchers");
+      for (std::string line; std::getline(in, line);) {
+        if (line != owner.ToString()) kept.push_back(line);
+      }
+      std::ofstream out(dir_ + "/fake/" + image.image + ".watchers");
+      for (const std::string& line : kept) out << line << "\n";
+    }
+    loop_.Post([this, done = std::move(done)] { done(result); });
+  }
+
+  // When each re-attach attempt k (0-based) started: its client check is
+  // the last listing made with k attaches run before it.
+  std::vector<uint64_t> AttemptStarts() const {
+    std::vector<uint64_t> starts;
+    for (const List& l : lists) {
+      if (l.attaches_before >= static_cast<int>(starts.size())) starts.resize(l.attaches_before + 1);
+      starts[l.attaches_before] = l.loop_ms;
+    }
+    return starts;
+  }
+
+  struct Break {
     std::string image;
+    CephClient owner;
     int attaches_before;
-    uint64_t loop_ms;  // loop clock when the attempt started
+    uint64_t loop_ms;
   };
-  std::vector<Call> calls;
-  Status result;
+  struct List {
+    int attaches_before;
+    uint64_t loop_ms;
+  };
+  std::vector<Break> breaks;
+  std::vector<List> lists;
+  Status result;                       // of every BreakLock
+  Status list_result;                  // not OK: every ListClients fails so
+  std::optional<CephClient> stranger;  // another node's client
+  bool stranger_locks = true;          // it holds the lock too
 
  private:
   EventLoop& loop_;
+  const std::string& dir_;
   std::function<int()> attaches_so_far_;
   std::function<uint64_t()> now_;
 };
@@ -169,7 +227,8 @@ class SupervisorTest : public ::testing::Test {
   std::string dir_;
   SupervisorConfig config_;
   EventLoop loop_;
-  FakeLockBreaker breaker_{loop_, [this] { return CountArgv(" attach "); }, [this] { return loop_.NowMs(); }};
+  FakeLockBreaker breaker_{loop_, dir_, [this] { return CountArgv(" attach "); },
+                           [this] { return loop_.NowMs(); }};
   std::unique_ptr<Supervisor> sup_;
 };
 

@@ -29,9 +29,10 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
                               " attach -f --device /dev/nbd3 --try-netlink --reattach-timeout 30 --cookie vol1"
                               " --id csi --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --mon_host 10.0.0.1:6789,10.0.0.2:6789"
                               " -c /etc/ceph/ceph.conf rbd/img1");
-  ASSERT_EQ(breaker_.calls.size(), 1u);
-  EXPECT_EQ(breaker_.calls[0].image, "rbd/img1");
-  EXPECT_EQ(breaker_.calls[0].attaches_before, 0) << "the attach must wait for the lock owner to be seen";
+  ASSERT_EQ(breaker_.breaks.size(), 1u);
+  EXPECT_EQ(breaker_.breaks[0].image, "rbd/img1");
+  EXPECT_EQ(breaker_.breaks[0].owner, FakeLockBreaker::ClientOf(old_pid)) << "the map's own client, dead";
+  EXPECT_EQ(breaker_.breaks[0].attaches_before, 0) << "the attach must wait for the lock owner to be seen";
   const auto& t = sup().transitions();
   EXPECT_EQ(t.Count(MappingState::kConnected, MappingState::kDead), 1u);
   EXPECT_EQ(t.Count(MappingState::kDead, MappingState::kReattaching), 1u);
@@ -42,8 +43,14 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
   // The re-attached server dies too: another outage, another attach.
   ASSERT_EQ(kill(s.pid, SIGKILL), 0);
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 2); }));
-  EXPECT_EQ(breaker_.calls.size(), 2u);
-  EXPECT_EQ(breaker_.calls[1].attaches_before, 1);
+  ASSERT_EQ(breaker_.breaks.size(), 2u);
+  EXPECT_EQ(breaker_.breaks[1].owner, FakeLockBreaker::ClientOf(s.pid)) << "the first attach's client, known as ours";
+  EXPECT_EQ(breaker_.breaks[1].attaches_before, 1);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 3; }));
+  std::vector<CephClient> own = Snap("vol1").own_clients;
+  for (int pid : {old_pid, s.pid, Snap("vol1").pid}) {
+    EXPECT_NE(std::find(own.begin(), own.end(), FakeLockBreaker::ClientOf(pid)), own.end()) << pid;
+  }
   UnmapAllAndShutdown();
 }
 
@@ -65,15 +72,17 @@ TEST_F(SupervisorTest, FailedAttachesBackOffExponentiallyThenSucceed) {
   kill(Snap("vol1").pid, SIGKILL);
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
   EXPECT_EQ(CountArgv(" attach "), 5);
-  EXPECT_EQ(breaker_.calls.size(), 5u);
+  ASSERT_EQ(breaker_.breaks.size(), 1u) << "the map's dead lock, once; the failed attaches never held one";
   EXPECT_EQ(sup().counters().reattach_failures, 4u);
   EXPECT_EQ(sup().counters().reattach_attempts, 5u);
   EXPECT_EQ(sup().transitions().Count(MappingState::kReattaching, MappingState::kDead), 4u);
   // Delays: 20, 40, 80, 80 (cap). Timers never fire early: lower bounds
   // on the loop clock at each attempt.
   const uint64_t min_gap[] = {20, 40, 80, 80};
+  std::vector<uint64_t> starts = breaker_.AttemptStarts();
+  ASSERT_GE(starts.size(), 5u);
   for (int i = 0; i < 4; ++i) {
-    EXPECT_GE(breaker_.calls[i + 1].loop_ms - breaker_.calls[i].loop_ms, min_gap[i]) << "gap " << i;
+    EXPECT_GE(starts[i + 1] - starts[i], min_gap[i]) << "gap " << i;
   }
   EXPECT_EQ(Snap("vol1").attach_attempts, 0u);
   UnmapAllAndShutdown();
@@ -230,7 +239,10 @@ TEST_F(SupervisorTest, AdoptedServerIsWatchedThroughAPidfdAndReattachedWhenItDie
   EXPECT_FALSE(s.adopted);
   EXPECT_FALSE(s.last_exit_status.has_value()) << "an adopted process's status is unknowable";
   EXPECT_EQ(CountArgv("attach -f --device /dev/nbd5 "), 1);
-  EXPECT_EQ(breaker_.calls.size(), 1u);
+  // Adopted with no journaled client (an older record): while it ran, the
+  // image's one client was it, so its lock is broken as this volume's own.
+  ASSERT_EQ(breaker_.breaks.size(), 1u);
+  EXPECT_EQ(breaker_.breaks[0].owner, FakeLockBreaker::ClientOf(pid));
   UnmapAllAndShutdown();
 }
 

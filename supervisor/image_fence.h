@@ -1,0 +1,62 @@
+// ImageFence: the one owner of the rule "one writer per image, across
+// nodes": who may map an image here, and whose lock may be broken.
+//
+// A mapping is single-node unless it is read-only or its volume is
+// MULTI_NODE_MULTI_WRITER block (MapRequest::multi_node). A single-node
+// mapping starts only while no other client uses the image; "other" means
+// not one of this volume's own rbd-nbd processes, present or past, compared
+// by full identity (entity and address with nonce, CephClient), never by IP:
+//  - a map (NodeStage) while no other client watches the image. A lock
+//    owner that no longer watches is dead: librbd breaks its lock itself
+//    when the new map first writes, and a fresh mount has nothing stale;
+//  - a re-attach after a death while no other client watches the image or
+//    holds its lock. Another client holding the lock, dead or alive, wrote
+//    (or may write) since the death, and the mount this node kept predates
+//    that: the mapping is Fenced, never re-attached. One that only watches
+//    an image with the exclusive-lock feature has not written (the lock is
+//    ours or no one's): a snapshot or another node's stage in flight. The
+//    re-attach waits for it to leave, up to the reattach deadline. Without
+//    the feature a watcher may be writing: Fenced.
+//
+// A lock is broken only when its owner is one of this volume's own
+// processes (the caller breaks only after that process died); a stranger's
+// lock is never broken, whatever mode the volume is in.
+//
+// Own processes are known by difference: the clients present once one of
+// them printed its device (or exited without), and absent before it started.
+// Pure; any thread.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/base/status.h"
+#include "journal/ceph/image_clients.h"
+
+namespace nbdk {
+
+using OwnClients = std::set<CephClient>;
+
+// Every watcher and the lock owner that is not in `own`, each once.
+std::vector<CephClient> ForeignClients(const ImageClients& seen, const OwnClients& own);
+
+// OK, or FailedPrecondition "image <path> is in use by another client:
+// watcher client.4123@10.0.0.2:0/77, ..." (at most 4 named; a lock owner
+// that also watches is named "watcher and lock owner").
+Status CheckMayMap(const std::string& image_path, const ImageClients& seen, const OwnClients& own);
+enum class ReattachVerdict { kGo, kWait, kFence };
+struct ReattachCheck {
+  ReattachVerdict verdict = ReattachVerdict::kGo;
+  Status why;  // kWait, kFence: FailedPrecondition naming the clients, as CheckMayMap
+};
+ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients& seen, const OwnClients& own);
+
+// The lock owner when it is one of `own`; nullopt otherwise.
+std::optional<CephClient> OwnLockToBreak(const ImageClients& seen, const OwnClients& own);
+
+// The clients of `after` (watchers and lock owner) that `before` lacks.
+std::vector<CephClient> NewClients(const ImageClients& before, const ImageClients& after);
+
+}  // namespace nbdk

@@ -1,0 +1,120 @@
+// Mapping: the image's other clients before each start, and this volume's
+// own clients after it (the rule: supervisor/image_fence.h).
+#include "daemon/base/command.h"
+#include "daemon/base/log.h"
+#include "supervisor/mapping.h"
+#include "supervisor/rbd_nbd_argv.h"
+
+namespace nbdk {
+namespace {
+
+std::string Names(const std::vector<CephClient>& clients) {
+  std::string out;
+  for (const CephClient& c : clients) out += (out.empty() ? "" : ",") + c.ToString();
+  return out;
+}
+
+}  // namespace
+
+void Mapping::CheckClientsBeforeMap() {
+  std::weak_ptr<bool> weak = alive_;
+  uint64_t epoch = epoch_;
+  env_.lock_breaker.ListClients(request_.image, [this, weak, epoch](Result<ImageClients> seen) {
+    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kMapping) return;
+    if (!seen.ok()) return FailMap(seen.status().WithContext("list the clients of image " + request_.image.Path()));
+    if (Fenceable()) {
+      if (Status s = CheckMayMap(request_.image.Path(), *seen, own_clients_); !s.ok()) return FailMap(s);
+    }
+    before_start_ = std::move(seen).value();
+    SpawnMap();
+  });
+}
+
+// The attach starts once the image's clients are known and none is
+// foreign; the lock break then names a dead owner of ours only, and runs
+// beside the attach, so the outage is not the sum of the break's cluster
+// round trips and the attach.
+void Mapping::CheckClientsBeforeAttach() {
+  std::weak_ptr<bool> weak = alive_;
+  uint64_t epoch = epoch_;
+  env_.lock_breaker.ListClients(request_.image, [this, weak, epoch](Result<ImageClients> seen) {
+    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
+    // Unproven is not safe: no attach until the clients are known.
+    if (!seen.ok()) return OnAttachFailed("list the image's clients: " + seen.status().message());
+    if (Fenceable()) {
+      ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, own_clients_);
+      if (check.verdict == ReattachVerdict::kFence) return Fence(check.why.message());
+      if (check.verdict == ReattachVerdict::kWait) return OnAttachFailed(check.why.message());
+    }
+    before_start_ = std::move(seen).value();
+    if (std::optional<CephClient> owner = OwnLockToBreak(before_start_, own_clients_)) {
+      env_.lock_breaker.BreakLock(request_.image, *owner, [this, weak](Status s) {
+        if (weak.expired() || s.ok()) return;
+        // Not fatal: the attach still works, its IO just waits for the OSDs
+        // to time the dead client's watch out (~30 s).
+        ++env_.stats.counters.lock_break_failures;
+        NBDK_LOG_WARN("lock_break_failed",
+                      {{"volume", request_.volume_id}, {"image", request_.image.Path()}, {"error", s.ToString()}});
+      });
+    }
+    SpawnAttach();
+  });
+}
+
+// The device will never be served again: it is disconnected at once, so
+// that its IO (a stale mount's) fails now instead of at the kernel's
+// deadline, and an unstage's unmount does not wait for that. The kernel
+// keeps the disconnected device while it is open, so no other map can take
+// its index under the mount.
+void Mapping::Fence(std::string reason) {
+  ++env_.stats.counters.fencings;
+  CancelPending();
+  ++epoch_;
+  Transition(MappingState::kFenced, std::move(reason));
+  NBDK_LOG_ERROR("mapping_fenced", {{"volume", request_.volume_id},
+                                    {"device", device_},
+                                    {"own_clients", Names({own_clients_.begin(), own_clients_.end()})},
+                                    {"reason", reason_}});
+  CommandOptions options;
+  options.timeout_ms = env_.config.unmap_command_timeout_ms;
+  options.env = env_.config.child_env;
+  std::weak_ptr<bool> weak = alive_;
+  RunCommand(env_.loop, RbdNbdUnmapArgv(env_.config, device_), std::move(options),
+             [this, weak](Result<CommandResult> r) {
+               if (weak.expired()) return;
+               std::string what = r.ok() ? r->Describe() : r.status().message();
+               if (r.ok()) {
+                 for (const auto& text : {r->stdout_text, r->stderr_text}) {
+                   if (!text.empty()) log_.Append("fence unmap", text);
+                 }
+               }
+               Log(r.ok() && r->ok() ? LogLevel::kInfo : LogLevel::kWarn, "fenced_device_disconnected",
+                   {{"volume", request_.volume_id}, {"device", device_}, {"result", what}});
+             });
+}
+
+void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then) {
+  std::weak_ptr<bool> weak = alive_;
+  env_.lock_breaker.ListClients(
+      request_.image, [this, weak, before = std::move(before), then = std::move(then)](Result<ImageClients> seen) {
+        if (weak.expired()) return;
+        if (!seen.ok()) {
+          // Its lock will not be broken after a death, and its watch counts
+          // as foreign until the OSDs drop it: safe, only slower.
+          NBDK_LOG_WARN("own_clients_unknown", {{"volume", request_.volume_id}, {"error", seen.status().ToString()}});
+          return then();
+        }
+        std::vector<CephClient> fresh = NewClients(before, *seen);
+        bool changed = false;
+        for (const CephClient& c : fresh) changed = own_clients_.insert(c).second || changed;
+        if (changed) {
+          NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
+                                        {"new", Names(fresh)},
+                                        {"all", Names({own_clients_.begin(), own_clients_.end()})}});
+          if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
+        }
+        then();
+      });
+}
+
+}  // namespace nbdk

@@ -1,0 +1,120 @@
+// Supervisor: one writer per image across nodes (supervisor/image_fence.h)
+// - a stranger keeps a single-node volume from mapping and re-attaching,
+// never a multi-node one, and no stranger's lock is ever broken.
+#include <signal.h>
+
+#include "test/supervisor/supervisor_fixture.h"
+
+namespace nbdk {
+namespace {
+
+const CephClient kStranger{"client.9001", "127.0.0.1:0/424242"};
+
+TEST_F(SupervisorTest, AStrangersWatchRefusesTheMapNamingItAndSpawnsNothing) {
+  breaker_.stranger = kStranger;
+  Result<std::string> r = MapAndWait(Request("vol1", "img1"));
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("rbd/img1 is in use by another client: watcher and lock owner " +
+                                      kStranger.ToString()),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(CountArgv(" map "), 0);
+  EXPECT_FALSE(sup().Snapshot("vol1").has_value()) << "a failed map is forgotten";
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, AStrangerAfterADeathFencesTheVolumeForGood) {
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 1; }));
+  // Another node stages the image after this one's rbd-nbd died.
+  breaker_.stranger = kStranger;
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").state == MappingState::kFenced; }));
+  auto s = Snap("vol1");
+  EXPECT_NE(s.reason.find(kStranger.ToString()), std::string::npos) << s.reason;
+  EXPECT_EQ(CountArgv(" attach "), 0) << "never re-attached";
+  EXPECT_TRUE(breaker_.breaks.empty()) << "a stranger's lock is never broken";
+  EXPECT_EQ(sup().counters().fencings, 1u);
+  ASSERT_TRUE(RunUntil([&] { return CountArgv("unmap /dev/nbd2") == 1; })) << "the device is disconnected at once";
+  // The stranger leaving changes nothing: this node's view of the
+  // filesystem is stale now.
+  breaker_.stranger.reset();
+  RunFor(300);
+  EXPECT_EQ(Snap("vol1").state, MappingState::kFenced);
+  EXPECT_EQ(CountArgv(" attach "), 0);
+  EXPECT_EQ(MapAndWait(Request("vol1", "img1")).status().code(), Code::kFailedPrecondition);
+  // An unmap cleans it up.
+  EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  EXPECT_EQ(sup().transitions().Count(MappingState::kFenced, MappingState::kUnmapping), 1u);
+  UnmapAllAndShutdown();
+}
+
+// A stranger that only watches (a snapshot, another node's stage in
+// flight) has not written: the re-attach waits for it to leave.
+TEST_F(SupervisorTest, AStrangerThatOnlyWatchesIsWaitedForNotFenced) {
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 1; }));
+  breaker_.stranger = kStranger;
+  breaker_.stranger_locks = false;
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return sup().counters().reattach_failures >= 2; }));
+  EXPECT_EQ(CountArgv(" attach "), 0);
+  EXPECT_NE(Snap("vol1").reason.find("waiting for it to leave"), std::string::npos) << Snap("vol1").reason;
+  breaker_.stranger.reset();
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_EQ(sup().counters().fencings, 0u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, AMultiNodeVolumeSharesTheImageButNeverBreaksAStrangersLock) {
+  Behave("img1.map", "device=/dev/nbd2");
+  breaker_.stranger = kStranger;
+  MapRequest r = Request("vol1", "img1");
+  r.multi_node = true;
+  ASSERT_TRUE(MapAndWait(r).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_TRUE(breaker_.breaks.empty());
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, UnlistableClientsMeanNoAttachUntilTheyAreKnown) {
+  config_.backoff_initial_ms = 20;
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  breaker_.list_result = Status::Unavailable("monitors unreachable");
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return sup().counters().reattach_failures >= 3; }));
+  EXPECT_EQ(CountArgv(" attach "), 0) << "not proven safe: no attach";
+  EXPECT_NE(Snap("vol1").reason.find("monitors unreachable"), std::string::npos) << Snap("vol1").reason;
+  breaker_.list_result = Status::Ok();
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, JournaledClientsAreOursAfterARestart) {
+  // The daemon restarted: the dead server's client lingers, and only the
+  // journal says it is this volume's.
+  breaker_.stranger = kStranger;
+  AdoptRequest a;
+  a.map = Request("vol1", "img1");
+  a.map.own_clients = {kStranger};
+  a.device = "/dev/nbd4";
+  ASSERT_TRUE(sup().Reattach(a, "journal: server gone").ok());
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  ASSERT_EQ(breaker_.breaks.size(), 1u);
+  EXPECT_EQ(breaker_.breaks[0].owner, kStranger);
+
+  AdoptRequest b = a;
+  b.map.volume_id = "vol2";
+  b.map.own_clients = {};
+  b.device = "/dev/nbd5";
+  ASSERT_TRUE(sup().Reattach(b, "journal: server gone").ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol2").state == MappingState::kFenced; }));
+  UnmapAllAndShutdown();
+}
+
+}  // namespace
+}  // namespace nbdk
