@@ -1,6 +1,7 @@
 #include "csi/stage_transaction.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "csi/confined_path.h"
@@ -82,7 +83,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     ResolveImage(node_.loop, node_.rados, node_.options.resolve, req_, keyfile_, [self](Result<ResolvedImage> r) {
       if (!r.ok()) return self->Fail(r.status());
       self->resolved_ = std::move(*r);
-      const StagedVolumes& staged = self->node_.volumes;
+      StagedVolumes& staged = self->node_.volumes;
+      Result<VolumeOpLock> image_lock = staged.LockImage(self->resolved_.image.Path());
+      if (!image_lock.ok()) return self->Fail(image_lock.status());
+      self->image_lock_.emplace(std::move(image_lock).value());
       if (Status s = CheckImageNotStaged(staged, self->req_.volume_id, self->resolved_); !s.ok()) return self->Fail(s);
       self->JournalStaging();
     });
@@ -111,6 +115,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.fs_type = req_.capability.fs_type;
     r.block = req_.capability.block;
     r.read_only = req_.capability.read_only;
+    r.multi_node = req_.capability.multi_node;
     r.mount_flags = req_.capability.mount_options;
     r.staging_path = req_.staging_target_path;
     r.mount_point_created = mount_point_created_;
@@ -118,6 +123,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.reattach_timeout_s = node_.supervisor.config().reattach_timeout_s;
     auto snap = node_.supervisor.Snapshot(req_.volume_id);
     r.rbd_nbd_pid = snap ? snap->pid : 0;
+    if (snap) r.rbd_clients = snap->own_clients;
     r.state = state;
     return r;
   }
@@ -161,6 +167,12 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     m.read_only = req_.capability.read_only;
     m.map_options = req_.map_options;
     m.cookie = req_.volume_id;
+    m.multi_node = req_.capability.multi_node;
+    // A stage repeated after a reboot or a failed attempt: that earlier
+    // rbd-nbd's watch, if it outlived it, is this volume's own.
+    if (const VolumeRecord* earlier = node_.volumes.Find(req_.volume_id); earlier && RecordedImage(*earlier).Path() == m.image.Path()) {
+      m.own_clients = earlier->rbd_clients;
+    }
     auto self = shared_from_this();
     node_.supervisor.Map(std::move(m), [self](Result<std::string> device) {
       if (!device.ok()) return self->Fail(device.status());
@@ -330,6 +342,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   NodeContext& node_;
   StageRequest req_;
   VolumeOpLock lock_;
+  std::optional<VolumeOpLock> image_lock_;  // once the image is known
   std::function<void(Status)> done_;
   std::string mount_point_;
   ResolvedImage resolved_;

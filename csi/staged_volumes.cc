@@ -35,6 +35,16 @@ Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
   return locks_.Lock("volume " + volume_id);
 }
 
+Result<VolumeOpLock> StagedVolumes::LockImage(const std::string& image_path) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
+  Result<VolumeOpLock> lock = locks_.Lock("image " + image_path);
+  if (!lock.ok()) {
+    return Status::FailedPrecondition("image " + image_path +
+                                      " is being staged or unstaged by another call; one volume maps an image");
+  }
+  return lock;
+}
+
 const VolumeRecord* StagedVolumes::Find(const std::string& volume_id) const {
   NBDK_CHECK_LOOP_THREAD(loop_);
   auto it = records_.find(volume_id);

@@ -38,6 +38,12 @@ class StagedVolumes {
 
   // Aborted "operation pending for volume <id>" when another call holds it.
   Result<VolumeOpLock> Lock(const std::string& volume_id);
+  // The lock of an image ("pool/[ns/]image"), which stage and unstage hold
+  // beside their volume's once they know the image: two volume IDs naming
+  // one image are never staged at once (the journal's one-map-per-image
+  // check sees a record only once it is written). FailedPrecondition
+  // naming the image when another call holds it.
+  Result<VolumeOpLock> LockImage(const std::string& image_path);
 
   const VolumeRecord* Find(const std::string& volume_id) const;
   std::vector<VolumeRecord> All() const;
@@ -51,7 +57,7 @@ class StagedVolumes {
   EventLoop& loop_;
   std::shared_ptr<NodeJournal> journal_;  // shared with in-flight pool work
   std::map<std::string, VolumeRecord> records_;
-  OpLocks locks_;  // keys "volume <id>"
+  OpLocks locks_;  // keys "volume <id>", "image <path>"
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -55,6 +55,11 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
       out->set_message("rbd-nbd for " + snap->device + " died " + seconds + " s ago, re-attach attempt " +
                        std::to_string(snap->attach_attempts));
       return;
+    case MappingState::kFenced:
+      out->set_abnormal(true);
+      out->set_message("rbd-nbd for " + snap->device + " died and another client holds the image now: not "
+                       "re-attached (unstage the volume): " + snap->reason);
+      return;
     case MappingState::kExpired:
       out->set_abnormal(true);
       out->set_message("rbd-nbd for " + snap->device + " expired (the kernel's reattach window passed); IO fails: " +

@@ -1,5 +1,6 @@
 // NodeUnstageVolume (csi/volume_operations.h).
 #include <memory>
+#include <optional>
 
 #include "csi/confined_path.h"
 #include "csi/stage_leftovers.h"
@@ -27,6 +28,9 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   }
 
   void Start() {
+    Result<VolumeOpLock> image_lock = node_.volumes.LockImage(RecordedImage(record_).Path());
+    if (!image_lock.ok()) return done_(image_lock.status());
+    image_lock_.emplace(std::move(image_lock).value());
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
         node_.loop, [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kField); },
@@ -92,6 +96,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   NodeContext& node_;
   VolumeRecord record_;
   VolumeOpLock lock_;
+  std::optional<VolumeOpLock> image_lock_;
   std::function<void(Status)> done_;
   std::string mount_point_;
 };

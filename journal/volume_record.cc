@@ -124,6 +124,7 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.String("fs_type", &r->fs_type));
   NBDK_RETURN_IF_ERROR(f.Bool("block", &r->block));
   NBDK_RETURN_IF_ERROR(f.Bool("read_only", &r->read_only));
+  NBDK_RETURN_IF_ERROR(f.OptionalBool("multi_node", false, &r->multi_node));
   NBDK_RETURN_IF_ERROR(f.OptionalStrings("mount_flags", &r->mount_flags));
   NBDK_RETURN_IF_ERROR(f.String("staging_path", &r->staging_path));
   NBDK_RETURN_IF_ERROR(f.OptionalBool("mount_point_created", false, &r->mount_point_created));
@@ -139,6 +140,13 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   }));
   NBDK_RETURN_IF_ERROR(f.Int64("rbd_nbd_pid", 0, std::numeric_limits<int32_t>::max(), &pid));
   r->rbd_nbd_pid = static_cast<int32_t>(pid);
+  std::vector<std::string> clients;
+  NBDK_RETURN_IF_ERROR(f.OptionalStrings("rbd_clients", &clients));
+  for (const std::string& text : clients) {
+    Result<CephClient> client = ParseCephClient(text);
+    if (!client.ok()) return Status::Corruption("field rbd_clients: " + client.status().message());
+    r->rbd_clients.push_back(std::move(client).value());
+  }
   NBDK_RETURN_IF_ERROR(f.String("boot_id", &r->boot_id));
   NBDK_RETURN_IF_ERROR(f.Int64("reattach_timeout_s", 0, std::numeric_limits<uint32_t>::max(), &timeout));
   r->reattach_timeout_s = static_cast<uint32_t>(timeout);
@@ -203,6 +211,10 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.Bool(r.block);
   w.Key("read_only");
   w.Bool(r.read_only);
+  if (r.multi_node) {
+    w.Key("multi_node");
+    w.Bool(true);
+  }
   WriteJsonMember(w, "mount_flags", r.mount_flags);
   WriteJsonMember(w, "staging_path", r.staging_path);
   w.Key("mount_point_created");
@@ -226,6 +238,11 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.EndArray();
   w.Key("rbd_nbd_pid");
   w.Int(r.rbd_nbd_pid);
+  if (!r.rbd_clients.empty()) {
+    std::vector<std::string> clients;
+    for (const CephClient& c : r.rbd_clients) clients.push_back(c.ToString());
+    WriteJsonMember(w, "rbd_clients", clients);
+  }
   WriteJsonMember(w, "boot_id", r.boot_id);
   w.Key("reattach_timeout_s");
   w.Uint(r.reattach_timeout_s);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/base/status.h"
+#include "journal/ceph/ceph_address.h"
 #include "journal/ceph/image_spec.h"
 
 namespace nbdk {
@@ -62,6 +63,10 @@ struct VolumeRecord {
   std::string fs_type;                   // "ext4", "xfs", or "" for block
   bool block = false;                    // a raw block volume
   bool read_only = false;
+  // Staged MULTI_NODE_MULTI_WRITER (block): other nodes' clients of the
+  // image are not foreign (supervisor/image_fence.h). Absent in older
+  // records (and written only when set): false.
+  bool multi_node = false;
   // The stage request's mount flags (allow-listed), for a heal remount of
   // the staging mount. Absent in older records: none.
   std::vector<std::string> mount_flags;
@@ -70,6 +75,11 @@ struct VolumeRecord {
   bool mount_point_created = false;
   std::vector<PublishedTarget> published_targets;
   int32_t rbd_nbd_pid = 0;               // 0 while no process runs
+  // The Ceph clients of this volume's rbd-nbd processes, past and present
+  // (supervisor/image_fence.h): after a restart their watches and lock are
+  // still this volume's own. Absent in older records, and written only
+  // when there are some: none.
+  std::vector<CephClient> rbd_clients;
   std::string boot_id;                   // boot the pid and device belong to
   uint32_t reattach_timeout_s = 0;
   int64_t created_ms = 0;                // unix time, milliseconds
@@ -88,7 +98,8 @@ std::string EncodeVolumeRecord(const VolumeRecord& record);
 
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
 // required and type-checked, except those added after the first release
-// (the `created` flags, the mount flags, `single_writer`), which older
+// (the `created` flags, the mount flags, `single_writer`, `multi_node`,
+// `rbd_clients`, each CephClient::ToString text), which older
 // records lack; unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.
 // Corruption names the field:

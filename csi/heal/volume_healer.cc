@@ -44,6 +44,8 @@ AdoptRequest RequestFor(const VolumeRecord& r, int pid) {
   a.map.read_only = r.read_only;
   a.map.map_options = r.map_options;
   a.map.cookie = r.cookie;
+  a.map.multi_node = r.multi_node;
+  a.map.own_clients = r.rbd_clients;
   a.device = r.nbd_device;
   a.pid = pid;
   return a;

@@ -115,6 +115,38 @@ TEST_F(StageTransactionTest, FailedUnmapLeavesTheVolumeJournaledWithItsDevice) {
   ExpectNothingLeft();
 }
 
+// One writer per image (supervisor/image_fence.h): the staged record names
+// the volume's own Ceph client, so that a restarted daemon knows it.
+TEST_F(StageTransactionTest, TheStagedRecordNamesTheVolumesOwnClient) {
+  ASSERT_TRUE(Stage(Request()).ok());
+  ASSERT_NE(Record(), nullptr);
+  EXPECT_EQ(Record()->rbd_clients, std::vector<CephClient>{FakeLockBreaker::ClientOf(Snap(kVolume).pid)});
+  EXPECT_FALSE(Record()->multi_node);
+  ExpectUnstaged();
+  ExpectNothingLeft();
+}
+
+TEST_F(StageTransactionTest, AnotherNodesClientOnTheImageRefusesTheStageAndLeavesNothing) {
+  breaker_.stranger = CephClient{"client.9001", "10.0.0.9:0/77"};
+  Status s = Stage(Request());
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("in use by another client: watcher and lock owner client.9001@10.0.0.9:0/77"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(CountArgv(" map "), 0);
+  ExpectNothingLeft();
+}
+
+TEST_F(StageTransactionTest, AnImageAnotherCallStagesIsRefusedAndLeavesNothing) {
+  Result<VolumeOpLock> held = volumes_->LockImage(Request().pool + "/" + Request().image_name);
+  ASSERT_TRUE(held.ok());
+  Status s = Stage(Request());
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("is being staged or unstaged by another call"), std::string::npos) << s.ToString();
+  EXPECT_EQ(CountArgv(" map "), 0);
+  ExpectNothingLeft();
+}
+
 // The "staged" journal write fails, then the unmount: the record names the
 // device and the mount point this stage made, and unstage removes both.
 TEST_F(StageTransactionTest, FailedUnmountLeavesTheMountPointJournaled) {

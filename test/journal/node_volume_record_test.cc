@@ -76,7 +76,7 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected = {"mount_point_created", "mount_flags"};
+  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
 }
@@ -135,6 +135,35 @@ TEST(VolumeRecordTest, SingleWriterIsWrittenOnlyWhenSetAndAbsentMeansNot) {
   Status s = DecodeEdited([](rapidjson::Document& d) { d["published_targets"][1]["single_writer"].SetString("yes"); });
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_NE(s.message().find("published_targets[1].single_writer"), std::string::npos) << s.message();
+}
+
+TEST(VolumeRecordTest, ClientsAndMultiNodeAreWrittenOnlyWhenSetAndAbsentMeanNone) {
+  VolumeRecord plain = FullRecord("vol-1");
+  plain.multi_node = false;
+  plain.rbd_clients.clear();
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(plain).c_str());
+  EXPECT_FALSE(doc.HasMember("multi_node"));
+  EXPECT_FALSE(doc.HasMember("rbd_clients"));
+  Result<VolumeRecord> old = DecodeVolumeRecord(EncodeVolumeRecord(plain));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(*old, plain);
+
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  EXPECT_TRUE(doc["multi_node"].GetBool());
+  ASSERT_EQ(doc["rbd_clients"].Size(), 2u);
+  EXPECT_STREQ(doc["rbd_clients"][0].GetString(), "client.4123@10.0.0.7:0/3440592934");
+}
+
+TEST(VolumeRecordTest, AClientThatDoesNotParseIsCorruptionNamingIt) {
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["rbd_clients"][1].SetString("10.0.0.7:0/1"); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("field rbd_clients: ceph client '10.0.0.7:0/1'"), std::string::npos) << s.message();
+  s = DecodeEdited([](rapidjson::Document& d) { d["rbd_clients"].SetString("client.1@10.0.0.7:0/1"); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  s = DecodeEdited([](rapidjson::Document& d) { d["multi_node"].SetString("true"); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("multi_node"), std::string::npos) << s.message();
 }
 
 TEST(VolumeRecordTest, WrongTypedMountFlagsAreNamed) {
