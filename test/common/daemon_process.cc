@@ -26,7 +26,8 @@ bool SocketAccepts(const std::string& path) {
   return ok;
 }
 
-DaemonProcess::DaemonProcess(std::string binary, std::string dir) : binary_(std::move(binary)), dir_(std::move(dir)) {}
+DaemonProcess::DaemonProcess(std::string binary, std::string dir, std::string node_id)
+    : binary_(std::move(binary)), dir_(std::move(dir)), node_id_(std::move(node_id)) {}
 
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0) Stop(SIGKILL);
@@ -39,7 +40,7 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
                                    "--state-dir=" + dir_ + "/state",
                                    "--kubelet-root=" + dir_,
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
-                                   "--node-id=test-node",
+                                   "--node-id=" + node_id_,
                                    // A test's children never become units of the host's systemd.
                                    "--child-scopes=off"};
   args.insert(args.end(), extra.begin(), extra.end());

@@ -11,7 +11,7 @@ namespace nbdk::test {
 class DaemonProcess {
  public:
   // `dir` holds the socket, the state dir and the daemon's stderr log.
-  DaemonProcess(std::string binary, std::string dir);
+  DaemonProcess(std::string binary, std::string dir, std::string node_id = "test-node");
   ~DaemonProcess();  // SIGKILLs a daemon still running
 
   // Starts with the standard test flags plus `extra`; returns once the CSI
@@ -43,7 +43,7 @@ class DaemonProcess {
   // Runs `args` with stdout and stderr appended to the log; waits as Start().
   bool Launch(std::vector<std::string> args);
 
-  std::string binary_, dir_;
+  std::string binary_, dir_, node_id_;
   pid_t pid_ = -1;
   int health_port_ = 0;
   int start_exit_status_ = -1;

@@ -9,47 +9,24 @@ nbdk_add_test(csi_controller_test
 
 # The Controller service on the real kernel and Ceph, through nbdkeeperd and
 # a gRPC client (create, stage, expand, delete, omap keys): runs in the VM.
-add_executable(controller_vm_test controller_vm_test.cc node_vm_fixture.cc)
-target_include_directories(controller_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(controller_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
-target_compile_definitions(controller_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
-add_dependencies(controller_vm_test nbdkeeperd)
-nbdk_add_vm_test(NAME controller_vm COMMAND $<TARGET_FILE:controller_vm_test> TIMEOUT 180)
+nbdk_add_node_vm_test(NAME controller_vm SOURCES controller_vm_test.cc TIMEOUT 180)
 
 # Snapshots and clones on the real kernel and Ceph, through nbdkeeperd and a
 # gRPC client (restore, clone, data, omap keys, codes, delete orders): runs
 # in the VM.
-add_executable(snapshot_vm_test snapshot_vm_test.cc node_vm_fixture.cc)
-target_include_directories(snapshot_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(snapshot_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
-target_compile_definitions(snapshot_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
-add_dependencies(snapshot_vm_test nbdkeeperd)
-nbdk_add_vm_test(NAME snapshot_vm COMMAND $<TARGET_FILE:snapshot_vm_test> TIMEOUT 600)
+nbdk_add_node_vm_test(NAME snapshot_vm SOURCES snapshot_vm_test.cc TIMEOUT 600)
 
 # The CSI sanity suite's specs (csi-test v5 pkg/sanity) for what nbdkeeper
 # advertises, through nbdkeeperd and a gRPC client: runs in the VM.
-add_executable(csi_sanity_vm_test
-  csi_sanity_vm_fixture.cc csi_sanity_controller_vm_test.cc csi_sanity_snapshot_vm_test.cc
-  csi_sanity_node_vm_test.cc node_vm_fixture.cc)
-target_include_directories(csi_sanity_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(csi_sanity_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
-target_compile_definitions(csi_sanity_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
-add_dependencies(csi_sanity_vm_test nbdkeeperd)
-nbdk_add_vm_test(NAME csi_sanity_vm COMMAND $<TARGET_FILE:csi_sanity_vm_test> TIMEOUT 600)
+nbdk_add_node_vm_test(NAME csi_sanity_vm
+  SOURCES csi_sanity_vm_fixture.cc csi_sanity_controller_vm_test.cc csi_sanity_snapshot_vm_test.cc
+          csi_sanity_node_vm_test.cc
+  TIMEOUT 600)
 
 # Source, snapshot and clone of a volume deleted in all six orders: runs in
 # the VM.
-add_executable(clone_delete_order_vm_test
-  clone_delete_order_vm_test.cc csi_sanity_vm_fixture.cc node_vm_fixture.cc)
-target_include_directories(clone_delete_order_vm_test PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(clone_delete_order_vm_test PRIVATE
-  nbdk_csi_proto nbdk_csi_node nbdk_node_ops nbdk_ceph nbdk_test_common GTest::gtest GTest::gtest_main)
-target_compile_definitions(clone_delete_order_vm_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
-add_dependencies(clone_delete_order_vm_test nbdkeeperd)
-nbdk_add_vm_test(NAME clone_delete_order_vm COMMAND $<TARGET_FILE:clone_delete_order_vm_test> TIMEOUT 600)
+nbdk_add_node_vm_test(NAME clone_delete_order_vm SOURCES clone_delete_order_vm_test.cc csi_sanity_vm_fixture.cc
+  TIMEOUT 600)
 
 # A crash between any two RBD steps of CreateSnapshot and of CreateVolume
 # from a snapshot or a volume, retried and deleted through the Controller's
