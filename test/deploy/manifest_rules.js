@@ -191,9 +191,10 @@ function checkCephConfig(objects, pod, daemon, where) {
   }
   if (!Array.isArray(clusters)) return [`ConfigMap ${cm.metadata.name} ${key}: not a JSON array`];
   const problems = [];
-  for (const sc of objects.filter((o) => o.kind === 'StorageClass')) {
-    if (!clusters.some((c) => c.clusterID === sc.parameters.clusterID && Array.isArray(c.monitors))) {
-      problems.push(`StorageClass ${sc.metadata.name}: clusterID ${sc.parameters.clusterID} has no entry with monitors in ${key}`);
+  for (const sc of objects.filter((o) => o.kind === 'StorageClass' || o.kind === 'VolumeSnapshotClass')) {
+    const id = (sc.parameters || {}).clusterID;
+    if (!clusters.some((c) => c.clusterID === id && Array.isArray(c.monitors))) {
+      problems.push(`${sc.kind} ${sc.metadata.name}: clusterID ${id} has no entry with monitors in ${key}`);
     }
   }
   return problems;
@@ -206,7 +207,20 @@ function checkFlagsKnown(where, c, daemonFlags) {
     .map((arg) => `${where}: ${arg} is not --flag=value with a flag nbdkeeperd --help lists`);
 }
 
-// The driver name agrees everywhere; the StorageClass's secrets exist.
+// The cephx secret a class's csi.storage.k8s.io/<which>-secret-* names.
+function secretProblems(objects, cls, which) {
+  const params = cls.parameters || {};
+  const name = params[`csi.storage.k8s.io/${which}-secret-name`];
+  const ns = params[`csi.storage.k8s.io/${which}-secret-namespace`];
+  const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name && o.metadata.namespace === ns);
+  const data = secret && (secret.stringData || secret.data);
+  if (!data || !data.userID || !data.userKey) {
+    return [`${cls.kind} ${cls.metadata.name}: ${which} secret ${ns}/${name} with userID and userKey is missing`];
+  }
+  return [];
+}
+
+// The driver name agrees everywhere; the classes' secrets exist.
 function checkNames(objects) {
   const problems = [];
   const driver = find(objects, 'CSIDriver');
@@ -222,14 +236,14 @@ function checkNames(objects) {
     }
     if (sc.parameters.mounter !== 'rbd-nbd') problems.push(`StorageClass ${sc.metadata.name}: mounter must be rbd-nbd`);
     for (const which of ['provisioner', 'controller-expand', 'node-stage']) {
-      const name = sc.parameters[`csi.storage.k8s.io/${which}-secret-name`];
-      const ns = sc.parameters[`csi.storage.k8s.io/${which}-secret-namespace`];
-      const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name && o.metadata.namespace === ns);
-      const data = secret && (secret.stringData || secret.data);
-      if (!data || !data.userID || !data.userKey) {
-        problems.push(`StorageClass ${sc.metadata.name}: ${which} secret ${ns}/${name} with userID and userKey is missing`);
-      }
+      problems.push(...secretProblems(objects, sc, which));
     }
+  }
+  for (const vsc of objects.filter((o) => o.kind === 'VolumeSnapshotClass')) {
+    if (!driver || vsc.driver !== driver.metadata.name) {
+      problems.push(`VolumeSnapshotClass ${vsc.metadata.name}: driver ${vsc.driver} is not the CSIDriver`);
+    }
+    problems.push(...secretProblems(objects, vsc, 'snapshotter'));
   }
   return problems;
 }

@@ -112,6 +112,22 @@ test('a controller sidecar on another socket, without leader election', () => {
   assertCaught(problems, /csi-provisioner: --leader-election/);
 });
 
+test('a VolumeSnapshotClass without deletionPolicy, of another driver, with no snapshotter secret', () => {
+  const copy = structuredClone(manifests);
+  const vsc = copy.find((x) => x.kind === 'VolumeSnapshotClass');
+  delete vsc.deletionPolicy;
+  assertCaught(schemaProblems(copy), /VolumeSnapshotClass\/nbdkeeper-rbd: deletionPolicy must be Delete or Retain/);
+  const problems = problemsAfter((o) => {
+    const v = o.find((x) => x.kind === 'VolumeSnapshotClass');
+    v.driver = 'rbd.csi.ceph.com';
+    v.parameters['csi.storage.k8s.io/snapshotter-secret-name'] = 'other';
+    v.parameters.clusterID = 'other';
+  });
+  assertCaught(problems, /VolumeSnapshotClass nbdkeeper-rbd: driver rbd.csi.ceph.com is not the CSIDriver/);
+  assertCaught(problems, /VolumeSnapshotClass nbdkeeper-rbd: snapshotter secret nbdkeeper\/other/);
+  assertCaught(problems, /VolumeSnapshotClass nbdkeeper-rbd: clusterID other/);
+});
+
 test('a clusterID missing from config.json', () => {
   const problems = problemsAfter((o) => { o.find((x) => x.kind === 'StorageClass').parameters.clusterID = 'other'; });
   assertCaught(problems, /clusterID other/);
