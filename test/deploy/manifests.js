@@ -73,10 +73,23 @@ function schemaProblems(objects) {
   return problems;
 }
 
+// The Controller capabilities nbdkeeperd advertises: the Rpc:: names in
+// ControllerGetCapabilities of csi/controller_service.cc, read from the
+// source so that the manifests are checked against what the code says.
+function controllerCapabilities(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const start = text.indexOf('ControllerService::ControllerGetCapabilities(');
+  const end = text.indexOf('\n}\n', start);
+  if (start < 0 || end < 0) throw new Error(`${file}: no ControllerService::ControllerGetCapabilities`);
+  const names = [...text.slice(start, end).matchAll(/\bRpc::([A-Z_]+)\b/g)].map((m) => m[1]);
+  if (!names.length) throw new Error(`${file}: ControllerGetCapabilities names no Rpc:: capability`);
+  return [...new Set(names)];
+}
+
 // The flags the daemon's --help lists.
 function daemonFlags(nbdkeeperd) {
   const help = execFileSync(nbdkeeperd, ['--help'], { encoding: 'utf8' });
   return new Set([...help.matchAll(/^ {2}(--[a-z0-9-]+)/gm)].map((m) => m[1]));
 }
 
-module.exports = { loadManifests, schemaProblems, daemonFlags };
+module.exports = { loadManifests, schemaProblems, daemonFlags, controllerCapabilities };
