@@ -3,8 +3,9 @@
 // use, with the mounts and propagation they need; that the names the
 // objects share agree; that every Controller capability the daemon
 // advertises (read from csi/controller_service.cc) and attachRequired have
-// their sidecar and its RBAC. Each rule returns problems as strings; none is
-// fine.
+// their sidecar and its RBAC; and that the liveness probes reach the
+// livenessprobe sidecar in time. Each rule returns problems as strings; none
+// is fine.
 'use strict';
 
 const path = require('node:path');
@@ -138,16 +139,7 @@ function checkNodeDaemonSet(objects, daemonFlags) {
     }
   }
 
-  // The probes reach the liveness sidecar's port, not the daemon's health one.
-  const probePort = Number((flagsOf(liveness).get('--http-endpoint') || '').split(':').pop());
-  const named = (daemon.ports || []).find((p) => p.name === 'healthz');
-  if (!named || named.containerPort !== probePort) {
-    problems.push(`nbdkeeperd port healthz must be the liveness-probe --http-endpoint port ${probePort}`);
-  }
-  const health = flags.get('--health-listen') || '';
-  if (Number(health.split(':').pop()) === probePort) {
-    problems.push('--health-listen and the liveness-probe share a port on the host network');
-  }
+  problems.push(...checkProbes(pod, 'node'));
   problems.push(...checkCephConfig(objects, pod, daemon, 'node'));
   return problems;
 }
@@ -287,7 +279,83 @@ function checkControllerDeployment(objects, daemonFlags, capabilities) {
     const missing = missingGrants(grants, LEASES, namespace);
     if (missing.length) problems.push(`${name}: leader election needs ${missing.join(',')} on leases in ${namespace}`);
   }
+  problems.push(...checkProbes(pod, 'controller'));
   problems.push(...checkCephConfig(objects, pod, daemon, 'controller'));
+  return problems;
+}
+
+// A Go duration ("3s", "500ms", "1m30s") in seconds; NaN if it is none.
+function seconds(duration) {
+  const unit = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  const parts = [...(duration || '').matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join('') !== duration) return NaN;
+  return parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u], 0);
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const PROBES = ['livenessProbe', 'startupProbe', 'readinessProbe'];
+
+// nbdkeeperd has a liveness probe, and every HTTP probe of the pod reaches
+// the livenessprobe sidecar: its port (a named port resolves among the
+// probed container's own ports), an address kubelet reaches, and a
+// timeoutSeconds longer than the sidecar's --probe-timeout, so that a slow
+// CSI Probe is the sidecar's answer, not kubelet's timeout. kubelet probes
+// from the node: without a host, the pod IP. On hostNetwork that is the
+// node's IP, so the sidecar listens on loopback only and the probes name it
+// as their host; on the pod network 127.0.0.1 would be the node's loopback,
+// so the probes name no host and the sidecar does not listen on loopback
+// alone.
+function checkProbes(pod, where) {
+  const problems = [];
+  const daemon = container(pod, 'nbdkeeperd');
+  const sidecar = container(pod, 'liveness-probe');
+  if (!sidecar) return [`${where} pod: no liveness-probe sidecar`];
+  if (!daemon.livenessProbe) problems.push(`${where} pod: nbdkeeperd has no livenessProbe`);
+  const f = flagsOf(sidecar);
+  const endpoint = f.get('--http-endpoint') || '';
+  const colon = endpoint.lastIndexOf(':');
+  const host = endpoint.slice(0, Math.max(colon, 0));
+  const port = Number(endpoint.slice(colon + 1));
+  if (colon < 0 || !port) return [...problems, `${where} liveness-probe: --http-endpoint=HOST:PORT is needed`];
+  if (pod.hostNetwork && !LOOPBACK.has(host)) {
+    problems.push(`${where} liveness-probe --http-endpoint ${endpoint}: on hostNetwork it must listen on loopback, not on the node's addresses`);
+  }
+  if (!pod.hostNetwork && LOOPBACK.has(host)) {
+    problems.push(`${where} liveness-probe --http-endpoint ${endpoint}: kubelet probes the pod IP, which loopback does not answer`);
+  }
+  const timeout = seconds(f.get('--probe-timeout'));
+  if (Number.isNaN(timeout)) problems.push(`${where} liveness-probe: --probe-timeout=DURATION is needed`);
+  const socket = resolve(pod, daemon, unixPath(flagsOf(daemon).get('--csi-endpoint') || ''));
+  const address = resolve(pod, sidecar, f.get('--csi-address') || '');
+  if (!socket || !address || address.place !== socket.place) {
+    problems.push(`${where} liveness-probe --csi-address does not reach nbdkeeperd's socket`);
+  }
+  const health = flagsOf(daemon).get('--health-listen') || '';
+  if (Number(health.split(':').pop()) === port) {
+    problems.push(`${where}: --health-listen and the liveness-probe share port ${port}`);
+  }
+  for (const c of pod.containers) {
+    for (const kind of PROBES) {
+      const get = c[kind] && c[kind].httpGet;
+      if (!get) continue;
+      const what = `${where} ${c.name} ${kind}`;
+      const named = typeof get.port === 'string' ? (c.ports || []).find((p) => p.name === get.port) : undefined;
+      const target = typeof get.port === 'string' ? named && named.containerPort : get.port;
+      if (target !== port) {
+        problems.push(`${what}: port ${get.port} is not the liveness-probe --http-endpoint port ${port}`);
+      }
+      if (pod.hostNetwork && LOOPBACK.has(host) && get.host !== host) {
+        problems.push(`${what}: host ${get.host || '(none)'} is not the liveness-probe's ${host} (without one kubelet probes the node IP)`);
+      }
+      if (!pod.hostNetwork && get.host !== undefined) {
+        problems.push(`${what}: host ${get.host}: kubelet would probe it from the node, not the pod`);
+      }
+      const limit = c[kind].timeoutSeconds === undefined ? 1 : c[kind].timeoutSeconds;
+      if (!(timeout < limit)) {
+        problems.push(`${what}: timeoutSeconds ${limit} must be longer than the liveness-probe --probe-timeout ${f.get('--probe-timeout')}`);
+      }
+    }
+  }
   return problems;
 }
 

@@ -246,3 +246,41 @@ test('the capability parser reads only ControllerGetCapabilities, and fails on n
   assert.throws(() => controllerCapabilities(file), /names no Rpc:: capability/);
   fs.rmSync(dir, { recursive: true });
 });
+
+test('a probe timeout not shorter than the kubelet probe\'s', () => {
+  let problems = problemsAfter((o) => { setFlag(containerOf(nodePod(o), 'liveness-probe'), '--probe-timeout', '5s'); });
+  assertCaught(problems, /node nbdkeeperd livenessProbe: timeoutSeconds 5 must be longer than the liveness-probe --probe-timeout 5s/);
+  assertCaught(problems, /node nbdkeeperd startupProbe: timeoutSeconds 5/);
+  problems = problemsAfter((o) => { delete containerOf(nodePod(o), 'nbdkeeperd').startupProbe.timeoutSeconds; });
+  assertCaught(problems, /node nbdkeeperd startupProbe: timeoutSeconds 1 must be longer/);
+  problems = problemsAfter((o) => { setFlag(containerOf(controllerPod(o), 'liveness-probe'), '--probe-timeout', undefined); });
+  assertCaught(problems, /controller liveness-probe: --probe-timeout=DURATION is needed/);
+});
+
+test('a liveness sidecar on every node address, or a probe that would miss it', () => {
+  let problems = problemsAfter((o) => { setFlag(containerOf(nodePod(o), 'liveness-probe'), '--http-endpoint', ':9818'); });
+  assertCaught(problems, /node liveness-probe --http-endpoint :9818: on hostNetwork it must listen on loopback/);
+  problems = problemsAfter((o) => { delete containerOf(nodePod(o), 'nbdkeeperd').livenessProbe.httpGet.host; });
+  assertCaught(problems, /node nbdkeeperd livenessProbe: host \(none\) is not the liveness-probe's 127.0.0.1/);
+  problems = problemsAfter((o) => {
+    setFlag(containerOf(controllerPod(o), 'liveness-probe'), '--http-endpoint', '127.0.0.1:9819');
+    containerOf(controllerPod(o), 'nbdkeeperd').livenessProbe.httpGet.host = '127.0.0.1';
+  });
+  assertCaught(problems, /controller liveness-probe --http-endpoint 127.0.0.1:9819: kubelet probes the pod IP/);
+  assertCaught(problems, /controller nbdkeeperd livenessProbe: host 127.0.0.1: kubelet would probe it from the node/);
+});
+
+test('a named port healthz that is not the liveness sidecar\'s, and a controller without a liveness probe', () => {
+  let problems = problemsAfter((o) => {
+    containerOf(nodePod(o), 'nbdkeeperd').ports.find((p) => p.name === 'healthz').containerPort = 9810;
+  });
+  assertCaught(problems, /node nbdkeeperd livenessProbe: port healthz is not the liveness-probe --http-endpoint port 9818/);
+  problems = problemsAfter((o) => { containerOf(controllerPod(o), 'nbdkeeperd').livenessProbe.httpGet.port = 'health'; });
+  assertCaught(problems, /controller nbdkeeperd livenessProbe: port health is not/);
+  problems = problemsAfter((o) => { delete containerOf(controllerPod(o), 'nbdkeeperd').livenessProbe; });
+  assertCaught(problems, /controller pod: nbdkeeperd has no livenessProbe/);
+  problems = problemsAfter((o) => { setFlag(containerOf(controllerPod(o), 'liveness-probe'), '--csi-address', '/tmp/csi.sock'); });
+  assertCaught(problems, /controller liveness-probe --csi-address does not reach/);
+  problems = problemsAfter((o) => { setFlag(containerOf(controllerPod(o), 'nbdkeeperd'), '--health-listen', '127.0.0.1:9819'); });
+  assertCaught(problems, /controller: --health-listen and the liveness-probe share port 9819/);
+});
