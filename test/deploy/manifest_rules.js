@@ -3,9 +3,10 @@
 // use, with the mounts and propagation they need; that the names the
 // objects share agree; that every Controller capability the daemon
 // advertises (read from csi/controller_service.cc) and attachRequired have
-// their sidecar and its RBAC; and that the liveness probes reach the
-// livenessprobe sidecar in time. Each rule returns problems as strings; none
-// is fine.
+// their sidecar and its RBAC; that the liveness probes reach the
+// livenessprobe sidecar in time; that every sidecar flag is one its pinned
+// tag has; and that every container names its imagePullPolicy. Each rule
+// returns problems as strings; none is fine.
 'use strict';
 
 const path = require('node:path');
@@ -454,11 +455,93 @@ function checkImages(objects, version) {
     .map(([o, c]) => `${o.kind} ${o.metadata.name}: image ${c.image}, want ${want}`);
 }
 
+// The flags and feature gates of each pinned sidecar image that these
+// manifests use, each read in that tag's source (cmd/*/main.go, its
+// pkg/features and the vendored csi-lib-utils standardflags). A sidecar
+// flag or gate missing here, or a new tag, fails the check until it has been
+// looked up in that tag: a sidecar exits on a flag or gate it does not know.
+const SIDECAR_FLAGS = {
+  'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0': {
+    flags: ['--v', '--csi-address', '--leader-election', '--timeout', '--retry-interval-start', '--default-fstype',
+      '--extra-create-metadata', '--feature-gates', '--prevent-volume-mode-conversion'],
+    gates: ['Topology', 'HonorPVReclaimPolicy', 'CrossNamespaceVolumeDataSource', 'VolumeAttributesClass'],
+  },
+  'registry.k8s.io/sig-storage/csi-resizer:v1.14.0': {
+    flags: ['--v', '--csi-address', '--leader-election', '--timeout', '--handle-volume-inuse-error', '--feature-gates'],
+    gates: ['AnnotateFsResize', 'RecoverVolumeExpansionFailure', 'VolumeAttributesClass'],
+  },
+  'registry.k8s.io/sig-storage/csi-snapshotter:v8.6.0': {
+    flags: ['--v', '--csi-address', '--leader-election', '--timeout', '--extra-create-metadata', '--feature-gates'],
+    gates: ['CSIVolumeGroupSnapshot', 'ReleaseLeaderElectionOnExit'],
+  },
+  'registry.k8s.io/sig-storage/csi-attacher:v4.12.0': {
+    flags: ['--v', '--csi-address', '--leader-election', '--timeout', '--feature-gates'],
+    gates: ['MutableCSINodeAllocatableCount', 'ReleaseLeaderElectionOnExit'],
+  },
+  'registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.11.1': {
+    flags: ['--v', '--csi-address', '--kubelet-registration-path'],
+    gates: [],
+  },
+  'registry.k8s.io/sig-storage/livenessprobe:v2.13.1': {
+    flags: ['--v', '--csi-address', '--http-endpoint', '--probe-timeout'],
+    gates: [],
+  },
+};
+
+function podsOf(objects) {
+  return objects
+    .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
+    .map((o) => [`${o.kind} ${o.metadata.name}`, o.spec.template.spec]);
+}
+
+function checkSidecarFlags(objects) {
+  const problems = [];
+  for (const [where, pod] of podsOf(objects)) {
+    for (const c of pod.containers.filter((x) => x.name !== 'nbdkeeperd')) {
+      const known = SIDECAR_FLAGS[c.image];
+      if (!known) {
+        problems.push(`${where} ${c.name}: image ${c.image} has no flag list (read that tag's flags into SIDECAR_FLAGS)`);
+        continue;
+      }
+      for (const arg of c.args || []) {
+        const m = /^(--[a-z0-9-]+)=(.*)$/.exec(arg);
+        if (!m || !known.flags.includes(m[1])) {
+          problems.push(`${where} ${c.name}: ${arg} is not --flag=value with a flag ${c.image} is known to have`);
+          continue;
+        }
+        if (m[1] !== '--feature-gates') continue;
+        for (const gate of m[2].split(',').map((g) => g.split('=')[0])) {
+          if (!known.gates.includes(gate)) problems.push(`${where} ${c.name}: ${c.image} has no feature gate ${gate}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+// Every container names its imagePullPolicy (the README says which):
+// Never for the localhost/ image loaded into each node by hand, which no
+// registry has; IfNotPresent for a registry image at a pinned tag.
+function checkPullPolicies(objects) {
+  const problems = [];
+  for (const [where, pod] of podsOf(objects)) {
+    for (const c of [...(pod.initContainers || []), ...pod.containers]) {
+      const want = c.image.startsWith('localhost/') ? 'Never' : 'IfNotPresent';
+      if (c.imagePullPolicy !== want) {
+        problems.push(`${where} ${c.name}: imagePullPolicy ${c.imagePullPolicy}, want ${want} for ${c.image}`);
+      }
+    }
+  }
+  return problems;
+}
+
 function checkAll(objects, { daemonFlags, version, controllerCapabilities }) {
   return [
     ...checkNodeDaemonSet(objects, daemonFlags),
     ...checkControllerDeployment(objects, daemonFlags, controllerCapabilities),
     ...checkAttach(objects),
+    ...checkSidecarFlags(objects),
+    ...checkPullPolicies(objects),
     ...checkNames(objects),
     ...checkImages(objects, version),
   ];

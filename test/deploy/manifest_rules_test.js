@@ -284,3 +284,24 @@ test('a named port healthz that is not the liveness sidecar\'s, and a controller
   problems = problemsAfter((o) => { setFlag(containerOf(controllerPod(o), 'nbdkeeperd'), '--health-listen', '127.0.0.1:9819'); });
   assertCaught(problems, /controller: --health-listen and the liveness-probe share port 9819/);
 });
+
+test('a container without imagePullPolicy, or with the wrong one', () => {
+  const problems = problemsAfter((o) => {
+    delete containerOf(controllerPod(o), 'csi-snapshotter').imagePullPolicy;
+    containerOf(nodePod(o), 'nbdkeeperd').imagePullPolicy = 'IfNotPresent';
+  });
+  assertCaught(problems, /Deployment nbdkeeper-controller csi-snapshotter: imagePullPolicy undefined, want IfNotPresent/);
+  assertCaught(problems, /DaemonSet nbdkeeper-node nbdkeeperd: imagePullPolicy IfNotPresent, want Never/);
+});
+
+test('a sidecar flag, feature gate or tag not read from the pinned source', () => {
+  const problems = problemsAfter((o) => {
+    const pod = controllerPod(o);
+    containerOf(pod, 'csi-provisioner').args.push('--prevent-volume-mode-convertion=true');
+    setFlag(containerOf(pod, 'csi-resizer'), '--feature-gates', 'RecoverVolumeExpansionFailure=true,HonorPVReclaimPolicy=true');
+    containerOf(pod, 'csi-attacher').image = 'registry.k8s.io/sig-storage/csi-attacher:v4.13.0';
+  });
+  assertCaught(problems, /csi-provisioner: --prevent-volume-mode-convertion=true is not --flag=value with a flag/);
+  assertCaught(problems, /csi-resizer: registry.k8s.io\/sig-storage\/csi-resizer:v1.14.0 has no feature gate HonorPVReclaimPolicy/);
+  assertCaught(problems, /csi-attacher: image registry.k8s.io\/sig-storage\/csi-attacher:v4.13.0 has no flag list/);
+});
