@@ -20,12 +20,40 @@ function loadManifests(dir) {
   return objects;
 }
 
+// Kinds of CRDs that kubernetes-models does not carry, checked here for
+// what their CRD's schema requires. VolumeSnapshotClass
+// (snapshot.storage.k8s.io/v1, external-snapshotter's CRD): driver and
+// deletionPolicy (Delete or Retain) required, parameters a map of strings,
+// no other top-level fields.
+const CRD_KINDS = {
+  'snapshot.storage.k8s.io/v1': {
+    VolumeSnapshotClass(o) {
+      const problems = [];
+      const fields = new Set(['apiVersion', 'kind', 'metadata', 'driver', 'parameters', 'deletionPolicy']);
+      for (const k of Object.keys(o)) if (!fields.has(k)) problems.push(`unknown field ${k}`);
+      if (!o.metadata || typeof o.metadata.name !== 'string') problems.push('metadata.name is required');
+      if (typeof o.driver !== 'string' || o.driver === '') problems.push('driver is required');
+      if (!['Delete', 'Retain'].includes(o.deletionPolicy)) problems.push('deletionPolicy must be Delete or Retain');
+      if (o.parameters !== undefined &&
+          (typeof o.parameters !== 'object' || Object.values(o.parameters).some((v) => typeof v !== 'string'))) {
+        problems.push('parameters must map strings to strings');
+      }
+      return problems;
+    },
+  },
+};
+
 // kubernetes-models has one module per API group version ("v1", "apps/v1")
 // with one class per kind; validate() throws on the first schema violation.
 function schemaProblems(objects) {
   const problems = [];
   for (const o of objects) {
     const where = `${o.file}: ${o.kind}/${o.metadata && o.metadata.name}`;
+    const crd = CRD_KINDS[o.apiVersion] && CRD_KINDS[o.apiVersion][o.kind];
+    if (crd) {
+      problems.push(...crd(o).map((p) => `${where}: ${p}`));
+      continue;
+    }
     let model;
     try {
       model = require(`kubernetes-models/${o.apiVersion}`)[o.kind];
@@ -45,10 +73,23 @@ function schemaProblems(objects) {
   return problems;
 }
 
+// The Controller capabilities nbdkeeperd advertises: the Rpc:: names in
+// ControllerGetCapabilities of csi/controller_service.cc, read from the
+// source so that the manifests are checked against what the code says.
+function controllerCapabilities(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const start = text.indexOf('ControllerService::ControllerGetCapabilities(');
+  const end = text.indexOf('\n}\n', start);
+  if (start < 0 || end < 0) throw new Error(`${file}: no ControllerService::ControllerGetCapabilities`);
+  const names = [...text.slice(start, end).matchAll(/\bRpc::([A-Z_]+)\b/g)].map((m) => m[1]);
+  if (!names.length) throw new Error(`${file}: ControllerGetCapabilities names no Rpc:: capability`);
+  return [...new Set(names)];
+}
+
 // The flags the daemon's --help lists.
 function daemonFlags(nbdkeeperd) {
   const help = execFileSync(nbdkeeperd, ['--help'], { encoding: 'utf8' });
   return new Set([...help.matchAll(/^ {2}(--[a-z0-9-]+)/gm)].map((m) => m[1]));
 }
 
-module.exports = { loadManifests, schemaProblems, daemonFlags };
+module.exports = { loadManifests, schemaProblems, daemonFlags, controllerCapabilities };

@@ -1,16 +1,20 @@
-// node validate_manifests.js MANIFEST_DIR NBDKEEPERD VERSION
+// node validate_manifests.js MANIFEST_DIR NBDKEEPERD VERSION CONTROLLER_SERVICE_CC
 // Fails, listing every problem, unless each manifest matches the Kubernetes
 // API schema and the rules of manifest_rules.js hold.
 'use strict';
 
-const { loadManifests, schemaProblems, daemonFlags } = require('./manifests');
+const { loadManifests, schemaProblems, daemonFlags, controllerCapabilities } = require('./manifests');
 const { checkAll } = require('./manifest_rules');
 
-const [dir, nbdkeeperd, version] = process.argv.slice(2);
+const [dir, nbdkeeperd, version, controllerService] = process.argv.slice(2);
 const objects = loadManifests(dir);
 const problems = [
   ...schemaProblems(objects),
-  ...checkAll(objects, { daemonFlags: daemonFlags(nbdkeeperd), version }),
+  ...checkAll(objects, {
+    daemonFlags: daemonFlags(nbdkeeperd),
+    version,
+    controllerCapabilities: controllerCapabilities(controllerService),
+  }),
 ];
 for (const p of problems) console.error(`validate_manifests: ${p}`);
 const files = new Set(objects.map((o) => o.file)).size;
