@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 namespace {
 
@@ -97,7 +99,7 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
       break;
     case Value::kSelinux: ok = has_value && IsSelinuxContext(value); break;
   }
-  if (!ok) return Status::InvalidArgument(where + ": option '" + std::string(name) + "' has a value outside its rule");
+  if (!ok) return Status::InvalidArgument(where + ": option " + QuoteField(name) + " has a value outside its rule");
   return Status::Ok();
 }
 
