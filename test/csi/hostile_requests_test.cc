@@ -310,7 +310,7 @@ std::vector<Case> HostileRequestsTest::Cases() {
       {"stats of an unknown volume", [=, this] { return DoStats("no-such-volume", "some/path"); }, kNotFound,
        "not staged"},
       {"stats at a path the volume is not", [=, this] { return DoStats("vol-journaled", "/etc"); }, kNotFound,
-       "not at /etc"},
+       "not at '/etc'"},
       {"stats without a path", [=, this] { return DoStats("vol-journaled", ""); }, kInvalid, "volume_path"},
       {"expand an unknown volume", [=, this] { return DoExpand("no-such-volume", "some/path", 1 << 30); }, kNotFound,
        "not staged"},
