@@ -16,6 +16,7 @@
 #include "csi/proto/csi.grpc.pb.h"
 #include "daemon/base/quote_field.h"
 #include "test/common/daemon_process.h"
+#include "test/csi/host_stage_request.h"
 
 namespace nbdk {
 namespace {
@@ -25,8 +26,6 @@ using grpc::StatusCode;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kHuge = 64 * 1024;
-constexpr char kKey[] = "AQBpZ2FkZ2V0c2VjcmV0a2V5MDAwMDAwMDAwMDAwMA==";
-constexpr char kVolumeId[] = "0001-0004-test-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
 
 // One call on a channel, with the context to use.
 using Call = std::function<grpc::Status(const std::shared_ptr<grpc::Channel>&, grpc::ClientContext*)>;
@@ -44,7 +43,7 @@ class BoundedErrorsTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     fs::create_directories(dir_ + "/staging/s1");
-    std::ofstream(dir_ + "/ceph-csi.json") << R"([{"clusterID": "test", "monitors": ["127.0.0.1:1"]}])";
+    std::ofstream(dir_ + "/ceph-csi.json") << test::kCephCsiConfig;
     daemon_ = std::make_unique<test::DaemonProcess>(NBDKEEPERD_PATH, dir_);
     ASSERT_TRUE(daemon_->Start({"--key-dir=" + dir_ + "/keys", "--ceph-csi-config=" + dir_ + "/ceph-csi.json"}))
         << daemon_->Log();
@@ -69,23 +68,9 @@ class BoundedErrorsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  csi::v1::NodeStageVolumeRequest Stage() const {
-    csi::v1::NodeStageVolumeRequest r;
-    r.set_volume_id(kVolumeId);
-    r.set_staging_target_path(dir_ + "/staging/s1");
-    r.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
-    r.mutable_volume_capability()->mutable_access_mode()->set_mode(
-        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-    (*r.mutable_secrets())["userID"] = "nbdk";
-    (*r.mutable_secrets())["userKey"] = kKey;
-    (*r.mutable_volume_context())["clusterID"] = "test";
-    (*r.mutable_volume_context())["pool"] = "rbd";
-    return r;
-  }
-
   // A call that edits a valid NodeStageVolume request.
   Call StageWith(std::function<void(csi::v1::NodeStageVolumeRequest*)> edit) const {
-    return [r = Stage(), edit](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) mutable {
+    return [r = test::HostStageRequest(dir_ + "/staging/s1"), edit](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) mutable {
       edit(&r);
       csi::v1::NodeStageVolumeResponse resp;
       return csi::v1::Node::NewStub(channel)->NodeStageVolume(ctx, r, &resp);
@@ -133,7 +118,7 @@ TEST_F(BoundedErrorsTest, A64KiBFieldGetsABoundedAnswerAndTheChannelStaysUsable)
        [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) {
          csi::v1::ValidateVolumeCapabilitiesRequest r;
          r.set_volume_id(huge);
-         *r.add_volume_capabilities() = Stage().volume_capability();
+         *r.add_volume_capabilities() = test::HostStageRequest("/").volume_capability();
          csi::v1::ValidateVolumeCapabilitiesResponse resp;
          return csi::v1::Controller::NewStub(channel)->ValidateVolumeCapabilities(ctx, r, &resp);
        },
@@ -151,6 +136,7 @@ TEST_F(BoundedErrorsTest, A64KiBFieldGetsABoundedAnswerAndTheChannelStaysUsable)
     grpc::Status sent = WithDeadline(c.call, wide_channel_);
     EXPECT_EQ(sent.error_code(), c.code) << c.name << ": " << sent.error_message().substr(0, 200);
     EXPECT_LE(sent.error_message().size(), kMaxMessageBytes) << c.name;
+    EXPECT_EQ(sent.error_message().find(test::kKey), std::string::npos) << c.name << " shows the key";
     // The parser quoted the field (QuoteField states its length) instead of
     // leaving it to the last guard at the gRPC boundary.
     EXPECT_NE(sent.error_message().find("' (" + std::to_string(kHuge) + " bytes)"), std::string::npos)
