@@ -84,7 +84,7 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
     return f.name == name && (f.fs.empty() || f.fs == fs_type);
   });
   if (it == std::end(kAllowed)) {
-    return Status::InvalidArgument(where + ": a mount option that is not allowed for " + fs_type +
+    return Status::InvalidArgument(where + ": a mount option that is not allowed for " + QuoteField(fs_type) +
                                    " (allowed: atime, discard, commit, ACL, quota, allocation and SELinux context "
                                    "options, and ro; see the README)");
   }

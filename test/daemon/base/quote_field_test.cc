@@ -79,6 +79,7 @@ TEST(QuoteFieldTest, WhateverIsSentTheQuoteIsBoundedAndInert) {
     std::string q = QuoteField(junk.substr(junk.size() - length));
     EXPECT_LE(q.size(), kMaxQuotedBytes + 40) << length;
     EXPECT_TRUE(OneInertLine(q)) << q;
+    EXPECT_EQ(BoundMessage(q), q) << "a quote passes the last guard unchanged";
     std::string b = BoundMessage(junk.substr(0, length));
     EXPECT_LE(b.size(), kMaxMessageBytes) << length;
     EXPECT_TRUE(OneInertLine(b)) << b;
