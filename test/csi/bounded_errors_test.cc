@@ -36,6 +36,16 @@ struct Case {
   StatusCode code;
 };
 
+// The call of a stub's `method` with `request`, on whichever channel.
+template <typename Stub, typename Request, typename Response>
+Call Unary(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*), Request request) {
+  return [method, request](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) {
+    Stub stub(channel);
+    Response response;
+    return (stub.*method)(ctx, request, &response);
+  };
+}
+
 class BoundedErrorsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,13 +78,11 @@ class BoundedErrorsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // A call that edits a valid NodeStageVolume request.
-  Call StageWith(std::function<void(csi::v1::NodeStageVolumeRequest*)> edit) const {
-    return [r = test::HostStageRequest(dir_ + "/staging/s1"), edit](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) mutable {
-      edit(&r);
-      csi::v1::NodeStageVolumeResponse resp;
-      return csi::v1::Node::NewStub(channel)->NodeStageVolume(ctx, r, &resp);
-    };
+  // NodeStageVolume of a valid request after `edit`.
+  Call StageWith(const std::function<void(csi::v1::NodeStageVolumeRequest*)>& edit) const {
+    auto r = test::HostStageRequest(dir_ + "/staging/s1");
+    edit(&r);
+    return Unary(&csi::v1::Node::Stub::NodeStageVolume, r);
   }
 
   // Runs `call` on `channel` with a deadline; a hung channel answers
@@ -103,6 +111,11 @@ class BoundedErrorsTest : public ::testing::Test {
 TEST_F(BoundedErrorsTest, A64KiBFieldGetsABoundedAnswerAndTheChannelStaysUsable) {
   const std::string huge(kHuge, 'a');
   auto context = [](csi::v1::NodeStageVolumeRequest* r) { return r->mutable_volume_context(); };
+  csi::v1::ValidateVolumeCapabilitiesRequest validate;
+  validate.set_volume_id(huge);
+  *validate.add_volume_capabilities() = test::HostStageRequest("/").volume_capability();
+  csi::v1::ListSnapshotsRequest list;
+  list.set_starting_token(huge);
   std::vector<Case> cases = {
       {"stage with a 64 KiB fs_type",
        StageWith([&](auto* r) { r->mutable_volume_capability()->mutable_mount()->set_fs_type(huge); }),
@@ -114,22 +127,9 @@ TEST_F(BoundedErrorsTest, A64KiBFieldGetsABoundedAnswerAndTheChannelStaysUsable)
       {"stage with a 64 KiB map option value",
        StageWith([&](auto* r) { (*context(r))["mapOptions"] = "nbd:io_timeout=" + huge; }),
        StatusCode::INVALID_ARGUMENT},
-      {"validate a 64 KiB volume ID",
-       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) {
-         csi::v1::ValidateVolumeCapabilitiesRequest r;
-         r.set_volume_id(huge);
-         *r.add_volume_capabilities() = test::HostStageRequest("/").volume_capability();
-         csi::v1::ValidateVolumeCapabilitiesResponse resp;
-         return csi::v1::Controller::NewStub(channel)->ValidateVolumeCapabilities(ctx, r, &resp);
-       },
+      {"validate a 64 KiB volume ID", Unary(&csi::v1::Controller::Stub::ValidateVolumeCapabilities, validate),
        StatusCode::NOT_FOUND},
-      {"list snapshots from a 64 KiB token",
-       [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* ctx) {
-         csi::v1::ListSnapshotsRequest r;
-         r.set_starting_token(huge);
-         csi::v1::ListSnapshotsResponse resp;
-         return csi::v1::Controller::NewStub(channel)->ListSnapshots(ctx, r, &resp);
-       },
+      {"list snapshots from a 64 KiB token", Unary(&csi::v1::Controller::Stub::ListSnapshots, list),
        StatusCode::ABORTED},
   };
   for (const Case& c : cases) {
