@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "csi/controller_operations.h"
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_clone.h"
 #include "journal/ceph/rbd_image.h"
@@ -22,7 +23,7 @@ Result<ResolvedSource> ResolveSnapshot(const std::shared_ptr<RadosCluster>& clus
   VolumeRef ref{source.id, source.decoded, {}};
   auto found = FindVolume(cluster, ref, ns, kSnapshotJournalNames);
   if (!found.ok()) return found.status();
-  if (!found->attributes) return Status::NotFound("snapshot " + source.id + " does not exist");
+  if (!found->attributes) return Status::NotFound("snapshot " + QuoteField(source.id) + " does not exist");
   ResolvedSource out;
   out.kind = source.kind;
   out.image = found->attributes->image_name;
@@ -30,7 +31,9 @@ Result<ResolvedSource> ResolveSnapshot(const std::shared_ptr<RadosCluster>& clus
   // A snapshot whose CreateSnapshot never finished has no RBD snapshot yet.
   auto ready = SnapshotExists(*out.io, out.image, out.image);
   if (!ready.ok() && ready.status().code() != Code::kNotFound) return ready.status();
-  if (!ready.ok() || !*ready) return Status::NotFound("snapshot " + source.id + " does not exist (not made)");
+  if (!ready.ok() || !*ready) {
+    return Status::NotFound("snapshot " + QuoteField(source.id) + " does not exist (not made)");
+  }
   return out;
 }
 
@@ -39,7 +42,7 @@ Result<ResolvedSource> ResolveVolume(const std::shared_ptr<RadosCluster>& cluste
   VolumeRef ref{source.id, source.decoded, {}};
   auto found = FindVolume(cluster, ref, ns);
   if (!found.ok()) return found.status();
-  if (!found->attributes) return Status::NotFound("volume " + source.id + " does not exist");
+  if (!found->attributes) return Status::NotFound("volume " + QuoteField(source.id) + " does not exist");
   ResolvedSource out;
   out.kind = source.kind;
   out.image = found->attributes->image_name;
@@ -75,13 +78,14 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
   if (!resolved.ok()) return resolved.status();
   auto info = StatImage(*resolved->io, resolved->image);
   if (!info.ok() && info.status().code() == Code::kNotFound) {
-    return Status::NotFound("volume_content_source " + source.id + ": image " + resolved->image + " does not exist");
+    return Status::NotFound("volume_content_source " + QuoteField(source.id) + ": image " + resolved->image +
+                            " does not exist");
   }
   if (!info.ok()) return info.status();
   resolved->size_bytes = info->size_bytes;
   if (static_cast<uint64_t>(size_bytes) < info->size_bytes) {
     return Status::OutOfRange("capacity_range: " + std::to_string(size_bytes) + " bytes is smaller than the source " +
-                              source.id + " (" + std::to_string(info->size_bytes) + " bytes)");
+                              QuoteField(source.id) + " (" + std::to_string(info->size_bytes) + " bytes)");
   }
   return resolved;
 }

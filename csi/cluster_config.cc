@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 namespace {
 
@@ -65,8 +67,8 @@ Result<ClusterEntry> ClusterConfig::Find(std::string_view cluster_id) const {
     if (e.cluster_id == cluster_id) return e;
   }
   // The node's configuration lacks it: the CO cannot fix that by retrying.
-  return Status::FailedPrecondition("cluster ID '" + std::string(cluster_id) +
-                                    "' is not in the ceph-csi cluster config (ceph_csi_config)");
+  return Status::FailedPrecondition("cluster ID " + QuoteField(cluster_id) +
+                                    " is not in the ceph-csi cluster config (ceph_csi_config)");
 }
 
 Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
@@ -85,7 +87,8 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
     auto entry = ParseEntry(doc[i]);
     if (!entry.ok()) return entry.status().WithContext(where);
     if (!seen.insert(entry->cluster_id).second) {
-      return Status::InvalidArgument(where + ": clusterID: '" + entry->cluster_id + "' appears in an earlier entry");
+      return Status::InvalidArgument(where + ": clusterID: " + QuoteField(entry->cluster_id) +
+                                     " appears in an earlier entry");
     }
     entries.push_back(std::move(entry).value());
   }

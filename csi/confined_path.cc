@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "daemon/base/quote_field.h"
 #include "daemon/base/unique_fd.h"
 
 namespace nbdk {
@@ -18,7 +19,7 @@ struct Confined {
   std::string leaf;  // the last component
 };
 
-std::string Shown(const std::string& field, const std::string& path) { return field + " '" + path + "'"; }
+std::string Shown(const std::string& field, const std::string& path) { return field + " " + QuoteField(path); }
 
 // openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS; -1 with errno ENOSYS
 // on a kernel that lacks it.

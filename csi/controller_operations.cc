@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "csi/clone_operations.h"
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/omap_store.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_image.h"
@@ -15,11 +16,11 @@ Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, con
   FoundVolume out;
   auto io = IoCtx::OpenById(cluster, volume.decoded.pool_id, ns);
   if (!io.ok() && io.status().code() == Code::kNotFound) return out;
-  if (!io.ok()) return io.status().WithContext("volume " + volume.volume_id);
+  if (!io.ok()) return io.status().WithContext("volume " + QuoteField(volume.volume_id));
   out.image_pool.emplace(std::move(*io));
   RadosOmapStore volumes(*out.image_pool);
   auto attrs = ReadVolumeAttributes(volumes, volume.decoded.object_uuid, names);
-  if (!attrs.ok()) return attrs.status().WithContext("volume " + volume.volume_id);
+  if (!attrs.ok()) return attrs.status().WithContext("volume " + QuoteField(volume.volume_id));
   out.attributes = std::move(*attrs);
   return out;
 }
@@ -57,8 +58,9 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
     // A clone smaller than requested is one a crash kept from growing.
     bool growing = *size && source->kind != ContentSource::Kind::kNone && **size < uint64_t(params.size_bytes);
     if (*size && static_cast<int64_t>(**size) != params.size_bytes && !growing) {
-      return Status::AlreadyExists("name " + params.name + ": volume exists with " + std::to_string(**size) +
-                                   " bytes, " + std::to_string(params.size_bytes) + " requested");
+      return Status::AlreadyExists("name " + QuoteField(params.name) + ": volume exists with " +
+                                   std::to_string(**size) + " bytes, " + std::to_string(params.size_bytes) +
+                                   " requested");
     }
     // A reservation whose image a crash kept from being made (or finished)
     // gets it now: every step of MakeVolumeImage carries on from where it
@@ -99,8 +101,9 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   auto watchers = ImageWatchers(io, image);
   if (!watchers.ok() && watchers.status().code() != Code::kNotFound) return watchers.status();
   if (watchers.ok() && !watchers->empty()) {
-    return Status::FailedPrecondition("volume " + volume.volume_id + ": image " + image + " in " + io.description() +
-                                      " is in use by watcher " + watchers->front().ToString() + "; nothing deleted");
+    return Status::FailedPrecondition("volume " + QuoteField(volume.volume_id) + ": image " + image + " in " +
+                                      io.description() + " is in use by watcher " + watchers->front().ToString() +
+                                      "; nothing deleted");
   }
   // A crash right after the temporary snapshot source@<image>-temp (before
   // or after its clone) leaves it on the source, which only csi.source
@@ -108,7 +111,7 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   std::optional<ResolvedSource> source;
   if (found->attributes && !found->attributes->source.empty()) {
     auto recorded = RecordedSourceOf(cluster, found->attributes->source, ns);
-    if (!recorded.ok()) return recorded.status().WithContext("volume " + volume.volume_id + ": csi.source");
+    if (!recorded.ok()) return recorded.status().WithContext("volume " + QuoteField(volume.volume_id) + ": csi.source");
     source = std::move(*recorded);
   }
   // Snapshots and clones of the image keep it in the RBD trash until the
@@ -122,7 +125,7 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   if (found->attributes->journal_pool_id) {
     journal_pool_id = *found->attributes->journal_pool_id;
     auto jio = IoCtx::OpenById(cluster, journal_pool_id, ns);
-    if (!jio.ok()) return jio.status().WithContext("volume " + volume.volume_id + ": journal pool");
+    if (!jio.ok()) return jio.status().WithContext("volume " + QuoteField(volume.volume_id) + ": journal pool");
     journal_io.emplace(std::move(*jio));
   }
   RadosOmapStore directory(journal_io ? *journal_io : io);
@@ -135,12 +138,12 @@ Result<int64_t> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluste
                                      int64_t size_bytes, const std::string& ns) {
   auto found = FindVolume(cluster, volume, ns);
   if (!found.ok()) return found.status();
-  if (!found->attributes) return Status::NotFound("volume " + volume.volume_id + ": not found");
+  if (!found->attributes) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": not found");
   IoCtx& io = *found->image_pool;
   NBDK_RETURN_IF_ERROR(GrowImage(io, found->attributes->image_name, static_cast<uint64_t>(size_bytes)));
   auto size = ImageSize(io, found->attributes->image_name);
   if (!size.ok()) return size.status();
-  if (!*size) return Status::NotFound("volume " + volume.volume_id + ": image is gone");
+  if (!*size) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": image is gone");
   return static_cast<int64_t>(**size);
 }
 
@@ -148,11 +151,13 @@ Status CheckVolumeExistsBlocking(const std::shared_ptr<RadosCluster>& cluster, c
                                  const std::string& ns) {
   auto found = FindVolume(cluster, volume, ns);
   if (!found.ok()) return found.status();
-  if (!found->attributes) return Status::NotFound("volume " + volume.volume_id + ": not found");
+  if (!found->attributes) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": not found");
   auto size = ImageSize(*found->image_pool, found->attributes->image_name);
   if (!size.ok()) return size.status();
-  if (!*size) return Status::NotFound("volume " + volume.volume_id + ": image " + found->attributes->image_name +
-                                      " not found");
+  if (!*size) {
+    return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": image " + found->attributes->image_name +
+                            " not found");
+  }
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/image_spec.h"
 #include "journal/volume_id.h"
 
@@ -61,7 +62,9 @@ Result<VolumeRef> ParseVolumeRef(const std::string& volume_id, const Params& sec
   auto decoded = DecodeVolumeId(volume_id);
   // Every volume this driver (or ceph-csi) made has an ID that decodes, so
   // one that does not names no volume: NOT_FOUND, as the spec's callers expect.
-  if (!decoded.ok()) return Status::NotFound("volume " + volume_id + " does not exist: " + decoded.status().message());
+  if (!decoded.ok()) {
+    return Status::NotFound("volume " + QuoteField(volume_id) + " does not exist: " + decoded.status().message());
+  }
   auto s = ParseControllerSecrets(secrets);
   if (!s.ok()) return s.status();
   return VolumeRef{volume_id, std::move(*decoded), std::move(*s)};
@@ -87,8 +90,10 @@ Result<ContentSource> ParseContentSource(const csi::v1::VolumeContentSource& sou
   auto decoded = DecodeVolumeId(out.id);
   // As for volume IDs: every snapshot of this driver (or ceph-csi) has an ID
   // that decodes, so one that does not names no snapshot.
-  if (!decoded.ok()) return Status::NotFound(std::string(field) + " " + out.id + " does not exist: " +
-                                             decoded.status().message());
+  if (!decoded.ok()) {
+    return Status::NotFound(std::string(field) + " " + QuoteField(out.id) + " does not exist: " +
+                            decoded.status().message());
+  }
   out.decoded = std::move(*decoded);
   return out;
 }
@@ -114,8 +119,7 @@ Result<uint64_t> ParseImageFeatures(std::string_view csv) {
     if (name.empty()) continue;
     auto it = kFeatures.find(name);
     if (it == kFeatures.end()) {
-      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature '" +
-                                     std::string(name) + "'");
+      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature " + QuoteField(name));
     }
     bits |= it->second;
   }
@@ -184,8 +188,8 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   // stages only IDs that meet the one volume ID rule.
   VolumeId sample{.cluster_id = out.cluster_id, .object_uuid = "00000000-0000-0000-0000-000000000000"};
   if (!ValidateVolumeId(EncodeVolumeId(sample)).ok()) {
-    return Status::InvalidArgument("parameters.clusterID '" + out.cluster_id +
-                                   "': only [A-Za-z0-9._-] allowed (it becomes part of the volume ID)");
+    return Status::InvalidArgument("parameters.clusterID " + QuoteField(out.cluster_id) +
+                                   ": only [A-Za-z0-9._-] allowed (it becomes part of the volume ID)");
   }
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.journalPool", out.journal_pool, false));
@@ -195,7 +199,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   out.features = *features;
   std::string mounter = Get(p, "mounter");
   if (!mounter.empty() && mounter != "rbd-nbd") {
-    return Status::InvalidArgument("parameters.mounter: '" + mounter + "' is not supported; only rbd-nbd");
+    return Status::InvalidArgument("parameters.mounter: " + QuoteField(mounter) + " is not supported; only rbd-nbd");
   }
   // nbdkeeper's own parameter (nbdkeeperctl map --size): the image's exact
   // name instead of csi-vol-<uuid>; the omap journal records it as ceph-csi

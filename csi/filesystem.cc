@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "daemon/base/command.h"
+#include "daemon/base/quote_field.h"
 
 namespace nbdk {
 namespace {
@@ -58,7 +59,7 @@ Result<DeviceSignature> ParseBlkidExport(std::string_view text) {
     if (line.empty()) continue;
     size_t eq = line.find('=');
     if (eq == 0 || eq == std::string_view::npos) {
-      return Status::Corruption("blkid output line '" + std::string(line.substr(0, 80)) + "' is not KEY=VALUE");
+      return Status::Corruption("blkid output line " + QuoteField(line) + " is not KEY=VALUE");
     }
     any = true;
     std::string_view key = line.substr(0, eq);
@@ -99,7 +100,7 @@ void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::stri
   std::vector<std::string> argv = MkfsArgv(fs_type, device);
   if (argv.empty()) {
     loop.Post([fs_type, done = std::move(done)] {
-      done(Status::FailedPrecondition("filesystem type '" + fs_type + "' is not supported (ext4, xfs)"));
+      done(Status::FailedPrecondition("filesystem type " + QuoteField(fs_type) + " is not supported (ext4, xfs)"));
     });
     return;
   }

@@ -1,5 +1,7 @@
 #include "csi/grpc_status.h"
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 
 grpc::Status ToGrpcStatus(const Status& status) {
@@ -22,7 +24,7 @@ grpc::Status ToGrpcStatus(const Status& status) {
     case Code::kCorruption:
     case Code::kInternal: code = grpc::StatusCode::INTERNAL; break;
   }
-  return grpc::Status(code, status.message());
+  return grpc::Status(code, BoundMessage(status.message()));
 }
 
 }  // namespace nbdk

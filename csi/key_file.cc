@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 
 std::string KeyFilePath(const std::string& dir, const std::string& volume_id) {
@@ -16,7 +18,7 @@ Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volu
   // Callers pass validated IDs; this keeps the file inside `dir` regardless.
   if (volume_id.empty() || volume_id == "." || volume_id == ".." || volume_id.size() > 200 ||
       volume_id.find('/') != std::string::npos) {
-    return Status::InvalidArgument("key file name for volume '" + volume_id + "' is not a single file name");
+    return Status::InvalidArgument("key file name for volume " + QuoteField(volume_id) + " is not a single file name");
   }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Status::FromErrno(errno, "create key dir " + dir);
   std::string path = KeyFilePath(dir, volume_id);

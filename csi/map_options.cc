@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "daemon/base/quote_field.h"
 #include "supervisor/map_options.h"
 
 namespace nbdk {
@@ -31,7 +32,7 @@ Result<std::string> NbdOptionSection(std::string_view value) {
     if (::strcasecmp(mounter.c_str(), "nbd") == 0) {
       nbd = std::string(Trim(section.substr(colon + 1)));
     } else if (::strcasecmp(mounter.c_str(), "krbd") != 0) {
-      return Status::InvalidArgument("unknown mounter type '" + mounter + "' (expected krbd or nbd)");
+      return Status::InvalidArgument("unknown mounter type " + QuoteField(mounter) + " (expected krbd or nbd)");
     }
   }
   return nbd;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 namespace {
 
@@ -82,7 +84,7 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
     return f.name == name && (f.fs.empty() || f.fs == fs_type);
   });
   if (it == std::end(kAllowed)) {
-    return Status::InvalidArgument(where + ": a mount option that is not allowed for " + fs_type +
+    return Status::InvalidArgument(where + ": a mount option that is not allowed for " + QuoteField(fs_type) +
                                    " (allowed: atime, discard, commit, ACL, quota, allocation and SELinux context "
                                    "options, and ro; see the README)");
   }
@@ -97,7 +99,7 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
       break;
     case Value::kSelinux: ok = has_value && IsSelinuxContext(value); break;
   }
-  if (!ok) return Status::InvalidArgument(where + ": option '" + std::string(name) + "' has a value outside its rule");
+  if (!ok) return Status::InvalidArgument(where + ": option " + QuoteField(name) + " has a value outside its rule");
   return Status::Ok();
 }
 

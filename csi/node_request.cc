@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "csi/map_options.h"
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/image_spec.h"
 
 namespace nbdk {
@@ -31,7 +32,7 @@ Status CheckPath(const char* field, const std::string& path) {
   if (path.empty()) return Status::InvalidArgument(f + ": missing");
   if (path.size() > kMaxPathLength) return Status::InvalidArgument(f + ": longer than 4096 bytes");
   if (HasControlChar(path)) return Status::InvalidArgument(f + ": contains a NUL or control character");
-  std::string shown = f + ": '" + path + "' ";
+  std::string shown = f + ": " + QuoteField(path) + " ";
   if (path.front() != '/') return Status::InvalidArgument(shown + "is not an absolute path");
   if (path == "/") return Status::InvalidArgument(shown + "is the root directory");
   if (path.back() == '/') return Status::InvalidArgument(shown + "is not clean: trailing '/'");
@@ -88,7 +89,7 @@ Status ParseSecrets(const google::protobuf::Map<std::string, std::string>& secre
 Result<bool> ParseGoBool(const char* field, const std::string& v) {
   if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
   if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
-  return Status::InvalidArgument(std::string("volume_context: ") + field + ": '" + v + "' is not a boolean");
+  return Status::InvalidArgument(std::string("volume_context: ") + field + ": " + QuoteField(v) + " is not a boolean");
 }
 
 // A pool, namespace or image name (or the clusterID, which names files):
@@ -140,8 +141,8 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
     if (*encrypted) return Status::InvalidArgument("volume_context: encrypted: encrypted volumes are not supported");
   }
   if (auto it = ctx.find("mounter"); it != ctx.end() && !it->second.empty() && it->second != "rbd-nbd") {
-    return Status::InvalidArgument("volume_context: mounter: '" + it->second +
-                                   "' is not supported: nbdkeeper maps with rbd-nbd only");
+    return Status::InvalidArgument("volume_context: mounter: " + QuoteField(it->second) +
+                                   " is not supported: nbdkeeper maps with rbd-nbd only");
   }
   auto non_empty = [&ctx](const char* key) {
     auto it = ctx.find(key);

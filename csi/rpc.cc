@@ -72,8 +72,9 @@ grpc::ServerUnaryReactor* Dispatch(RpcEnv& env, grpc::CallbackServerContext* con
       env.metrics.Increment(kRpcsTotal, {{"method", method}, {"code", GrpcCodeName(g.error_code())}});
       env.metrics.Observe(kRpcSeconds, {{"method", method}}, seconds);
       if (!status.ok()) {
+        // What the client got: bounded and escaped, not a lower layer's raw text.
         NBDK_LOG_INFO("csi_rpc_failed", {{"method", method}, {"code", GrpcCodeName(g.error_code())},
-                                         {"error", status.message()}});
+                                         {"error", g.error_message()}});
       } else {
         NBDK_LOG_DEBUG("csi_rpc", {{"method", method}, {"ms", static_cast<int64_t>(seconds * 1000)}});
       }

@@ -8,6 +8,7 @@
 
 #include "csi/clone_operations.h"
 #include "csi/controller_operations.h"
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/omap_store.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_clone.h"
@@ -131,17 +132,18 @@ Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>&
   auto found = FindVolume(cluster, source, ns);
   if (!found.ok()) return found.status();
   if (!found->image_pool || !found->attributes) {
-    return Status::NotFound("source_volume_id " + source.volume_id + " does not exist");
+    return Status::NotFound("source_volume_id " + QuoteField(source.volume_id) + " does not exist");
   }
   IoCtx& io = *found->image_pool;
   const std::string& image = found->attributes->image_name;
   auto info = StatImage(io, image);
   if (!info.ok() && info.status().code() == Code::kNotFound) {
-    return Status::NotFound("source_volume_id " + source.volume_id + ": image " + image + " does not exist");
+    return Status::NotFound("source_volume_id " + QuoteField(source.volume_id) + ": image " + image +
+                            " does not exist");
   }
   if (!info.ok()) return info.status();
   if (!(info->features & RBD_FEATURE_LAYERING)) {
-    return Status::InvalidArgument("source_volume_id " + source.volume_id + ": image " + image +
+    return Status::InvalidArgument("source_volume_id " + QuoteField(source.volume_id) + ": image " + image +
                                    " lacks the layering feature snapshots need");
   }
   const int64_t pool_id = source.decoded.pool_id;

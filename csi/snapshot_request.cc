@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 
 Result<CreateSnapshotParams> ParseCreateSnapshotRequest(const csi::v1::CreateSnapshotRequest& request) {
@@ -11,7 +13,7 @@ Result<CreateSnapshotParams> ParseCreateSnapshotRequest(const csi::v1::CreateSna
   if (request.source_volume_id().empty()) return Status::InvalidArgument("source_volume_id: missing");
   auto decoded = DecodeVolumeId(request.source_volume_id());
   if (!decoded.ok()) {
-    return Status::NotFound("source_volume_id " + request.source_volume_id() +
+    return Status::NotFound("source_volume_id " + QuoteField(request.source_volume_id()) +
                             " does not exist: " + decoded.status().message());
   }
   auto secrets = ParseControllerSecrets(request.secrets());
@@ -37,7 +39,7 @@ Result<ListSnapshotsParams> ParseListSnapshotsRequest(const csi::v1::ListSnapsho
   if (!token.empty()) {
     auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), out.offset);
     if (ec != std::errc() || end != token.data() + token.size()) {
-      return Status::Aborted("starting_token '" + token + "' was not handed out by this plugin");
+      return Status::Aborted("starting_token " + QuoteField(token) + " was not handed out by this plugin");
     }
   }
   if (!request.snapshot_id().empty()) {

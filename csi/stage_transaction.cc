@@ -9,6 +9,7 @@
 #include "csi/stage_leftovers.h"
 #include "csi/stage_rules.h"
 #include "daemon/base/log.h"
+#include "daemon/base/quote_field.h"
 
 namespace nbdk {
 namespace {
@@ -39,9 +40,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->Finish(kind.status());
           if (*kind != PathKind::kDirectory) {
-            return self->Finish(Status::FailedPrecondition("staging_target_path '" +
-                                                           self->req_.staging_target_path +
-                                                           "' is not an existing directory"));
+            return self->Finish(Status::FailedPrecondition(
+                "staging_target_path " + QuoteField(self->req_.staging_target_path) + " is not an existing directory"));
           }
           self->ReleaseLeftovers();
         });

@@ -1,6 +1,7 @@
 #include "csi/volume_capability.h"
 
 #include "csi/mount_flags.h"
+#include "daemon/base/quote_field.h"
 
 namespace nbdk {
 namespace {
@@ -22,7 +23,7 @@ Result<VolumeCapabilitySpec> ParseVolumeCapability(const csi::v1::VolumeCapabili
       spec.fs_type = mount.fs_type().empty() ? "ext4" : mount.fs_type();
       if (spec.fs_type != "ext4" && spec.fs_type != "xfs") {
         return Status(unsupported_code,
-                      field + ".mount.fs_type: '" + spec.fs_type + "' is not supported (only ext4 and xfs)");
+                      field + ".mount.fs_type: " + QuoteField(spec.fs_type) + " is not supported (only ext4 and xfs)");
       }
       auto options = ParseMountFlags({mount.mount_flags().begin(), mount.mount_flags().end()}, spec.fs_type,
                                      field + ".mount.mount_flags");

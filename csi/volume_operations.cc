@@ -11,6 +11,7 @@
 #include "csi/key_file.h"
 #include "csi/stash.h"
 #include "daemon/base/log.h"
+#include "daemon/base/quote_field.h"
 
 namespace nbdk {
 namespace {
@@ -23,7 +24,8 @@ Status CheckVolumePath(const VolumeRecord& r, const std::string& path) {
   for (const PublishedTarget& t : r.published_targets) {
     if (t.path == path) return Status::Ok();
   }
-  return Status::NotFound("volume " + r.volume_id + " is not at " + path + " (staged at " + r.staging_path + ")");
+  return Status::NotFound("volume " + r.volume_id + " is not at " + QuoteField(path) + " (staged at " + r.staging_path +
+                          ")");
 }
 
 }  // namespace

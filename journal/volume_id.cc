@@ -4,21 +4,14 @@
 #include <cctype>
 #include <optional>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 namespace {
 
 constexpr size_t kUuidLength = 36;
 
 Status Invalid(std::string what) { return Status::InvalidArgument("volume_id: " + std::move(what)); }
-
-// The field text for an error message, with unprintable bytes as '?'.
-std::string Shown(std::string_view field) {
-  std::string out(field);
-  for (char& c : out) {
-    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
-  }
-  return "'" + out + "'";
-}
 
 std::optional<uint64_t> ParseHex(std::string_view text) {
   uint64_t v = 0;
@@ -62,7 +55,7 @@ bool IsIdChar(char c) {
 Status ExpectDash(std::string_view id, size_t at, std::string_view after) {
   if (id[at] == '-') return Status::Ok();
   return Invalid("expected '-' after the " + std::string(after) + " at offset " + std::to_string(at) + ", found " +
-                 Shown(id.substr(at, 1)));
+                 QuoteField(id.substr(at, 1)));
 }
 
 }  // namespace
@@ -73,10 +66,10 @@ Status ValidateVolumeId(std::string_view id) {
     return Status::InvalidArgument("volume_id: " + std::to_string(id.size()) + " bytes, longer than 128");
   }
   if (id.front() == '.' || id.front() == '-') {
-    return Status::InvalidArgument("volume_id '" + std::string(id) + "': starts with '" + id.front() + "'");
+    return Status::InvalidArgument("volume_id " + QuoteField(id) + ": starts with '" + id.front() + "'");
   }
   if (!std::all_of(id.begin(), id.end(), IsIdChar)) {
-    return Status::InvalidArgument("volume_id '" + std::string(id) + "': only [A-Za-z0-9._-] allowed");
+    return Status::InvalidArgument("volume_id " + QuoteField(id) + ": only [A-Za-z0-9._-] allowed");
   }
   return Status::Ok();
 }
@@ -92,19 +85,19 @@ Result<VolumeId> DecodeVolumeId(std::string_view id) {
 
   std::string_view version = id.substr(0, 4);
   auto v = ParseHex(version);
-  if (!v) return Invalid("encoding version field " + Shown(version) + " is not hex");
+  if (!v) return Invalid("encoding version field " + QuoteField(version) + " is not hex");
   if (*v != 1) return Invalid("encoding version " + std::string(version) + " is not supported (only 0001)");
   out.encoding_version = static_cast<uint16_t>(*v);
   NBDK_RETURN_IF_ERROR(ExpectDash(id, 4, "encoding version"));
 
   std::string_view length_field = id.substr(5, 4);
   auto length = ParseHex(length_field);
-  if (!length) return Invalid("cluster ID length field " + Shown(length_field) + " is not hex");
+  if (!length) return Invalid("cluster ID length field " + QuoteField(length_field) + " is not hex");
   if (*length == 0) return Invalid("cluster ID length field '0000': the cluster ID is empty");
   // Room for the cluster ID, the pool ID and their separators; a short UUID
   // is reported below, as the UUID.
   if (10 + *length + 18 > id.size()) {
-    return Invalid("cluster ID length field '" + std::string(length_field) + "' (" + std::to_string(*length) +
+    return Invalid("cluster ID length field " + QuoteField(length_field) + " (" + std::to_string(*length) +
                    ") is larger than the rest of the ID");
   }
   NBDK_RETURN_IF_ERROR(ExpectDash(id, 9, "cluster ID length"));
@@ -116,7 +109,7 @@ Result<VolumeId> DecodeVolumeId(std::string_view id) {
 
   std::string_view pool = id.substr(at, 16);
   auto pool_id = ParseHex(pool);
-  if (!pool_id) return Invalid("pool ID field " + Shown(pool) + " is not hex");
+  if (!pool_id) return Invalid("pool ID field " + QuoteField(pool) + " is not hex");
   out.pool_id = static_cast<int64_t>(*pool_id);
   at += 16;
   NBDK_RETURN_IF_ERROR(ExpectDash(id, at, "pool ID"));
@@ -126,7 +119,7 @@ Result<VolumeId> DecodeVolumeId(std::string_view id) {
   if (uuid.size() != kUuidLength) {
     return Invalid("object UUID has " + std::to_string(uuid.size()) + " characters, expected 36");
   }
-  if (!IsCanonicalUuid(uuid)) return Invalid("object UUID " + Shown(uuid) + " is not 8-4-4-4-12 hex digits");
+  if (!IsCanonicalUuid(uuid)) return Invalid("object UUID " + QuoteField(uuid) + " is not 8-4-4-4-12 hex digits");
   out.object_uuid = std::string(uuid);
   return out;
 }

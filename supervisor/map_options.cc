@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 namespace {
 
@@ -73,26 +75,25 @@ bool AllDigits(std::string_view v, size_t max) {
 }
 
 Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value, std::string_view value) {
-  std::string shown = "map option '" + std::string(name) + "'";
+  std::string shown = "map option " + QuoteField(name);
   if (o.rule == ValueRule::kNone) {
     return has_value ? Status::InvalidArgument(shown + ": takes no value") : Status::Ok();
   }
   if (!has_value || value.empty()) return Status::InvalidArgument(shown + ": needs a value");
-  std::string v(value);
   switch (o.rule) {
     case ValueRule::kZero:
       if (AllDigits(value, 12) && std::all_of(value.begin(), value.end(), [](char c) { return c == '0'; })) {
         return Status::Ok();
       }
-      return Status::InvalidArgument(shown + ": only 0 is allowed (got '" + v +
-                                     "'): with a timeout, a Ceph stall longer than it fails all IO on the device "
+      return Status::InvalidArgument(shown + ": only 0 is allowed (got " + QuoteField(value) +
+                                     "): with a timeout, a Ceph stall longer than it fails all IO on the device "
                                      "with EIO; nbdkeeper manages the block queue timeout itself");
     case ValueRule::kUnsigned:
       if (AllDigits(value, 12)) return Status::Ok();
-      return Status::InvalidArgument(shown + ": '" + v + "' is not a non-negative number");
+      return Status::InvalidArgument(shown + ": " + QuoteField(value) + " is not a non-negative number");
     case ValueRule::kChoice: {
-      if (o.choices.find("|" + v + "|") != std::string_view::npos) return Status::Ok();
-      return Status::InvalidArgument(shown + ": '" + v + "' is not one of " + std::string(o.choices));
+      if (o.choices.find("|" + std::string(value) + "|") != std::string_view::npos) return Status::Ok();
+      return Status::InvalidArgument(shown + ": " + QuoteField(value) + " is not one of " + std::string(o.choices));
     }
     case ValueRule::kCrushPath:
       if (value.front() != '-' && std::all_of(value.begin(), value.end(), [](char c) {
@@ -101,7 +102,8 @@ Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value,
           })) {
         return Status::Ok();
       }
-      return Status::InvalidArgument(shown + ": '" + v + "' is not a CRUSH location (type=name|type=name)");
+      return Status::InvalidArgument(shown + ": " + QuoteField(value) +
+                                     " is not a CRUSH location (type=name|type=name)");
     case ValueRule::kNone: break;
   }
   return Status::Ok();
@@ -117,12 +119,12 @@ Result<std::string> CanonicalToken(std::string_view option) {
   if (it == std::end(kAllowed)) {
     for (const RefusedOption& r : kExplained) {
       if (key == r.key || key == "no_" + std::string(r.key)) {
-        return Status::InvalidArgument("map option '" + std::string(name) + "' is not allowed: " + std::string(r.why));
+        return Status::InvalidArgument("map option " + QuoteField(name) + " is not allowed: " + std::string(r.why));
       }
     }
     std::string allowed;
     for (const AllowedOption& o : kAllowed) allowed += (allowed.empty() ? "" : ", ") + std::string(o.spelling);
-    return Status::InvalidArgument("map option '" + std::string(name) + "' is not allowed (allowed: " + allowed + ")");
+    return Status::InvalidArgument("map option " + QuoteField(name) + " is not allowed (allowed: " + allowed + ")");
   }
   bool has_value = eq != std::string_view::npos;
   std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();
@@ -152,7 +154,7 @@ Result<std::vector<std::string>> ParseMapOptions(std::string_view csv) {
 Status ValidateMapOptions(const std::vector<std::string>& tokens) {
   for (const std::string& token : tokens) {
     if (!token.starts_with("--")) {
-      return Status::InvalidArgument("map option '" + token + "': not an option (must start with '--')");
+      return Status::InvalidArgument("map option " + QuoteField(token) + ": not an option (must start with '--')");
     }
     auto canonical = CanonicalToken(std::string_view(token).substr(2));
     if (!canonical.ok()) return canonical.status();

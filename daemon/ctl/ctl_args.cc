@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "daemon/base/quote_field.h"
 #include "journal/ceph/image_spec.h"
 
 namespace nbdk::ctl {
@@ -27,13 +28,15 @@ Status Apply(const std::string& name, const std::string& value, CtlCommand* c) {
   }
   if (name == "--id") {
     if (value.empty() || value.front() == '-' || value.find_first_of(" \t\n/") != std::string::npos) {
-      return Status::InvalidArgument("--id: '" + value + "' is not a cephx user name (without 'client.')");
+      return Status::InvalidArgument("--id: " + QuoteField(value) + " is not a cephx user name (without 'client.')");
     }
     m.user_id = value;
   }
   if (name == "--keyfile") m.keyfile = value;
   if (name == "--fs") {
-    if (value != "ext4" && value != "xfs") return Status::InvalidArgument("--fs: '" + value + "' (ext4 or xfs)");
+    if (value != "ext4" && value != "xfs") {
+      return Status::InvalidArgument("--fs: " + QuoteField(value) + " (ext4 or xfs)");
+    }
     m.fs_type = value;
   }
   if (name == "--mount") {
@@ -56,7 +59,9 @@ Result<CtlAction> ActionNamed(const std::string& name) {
       {"help", CtlAction::kHelp},     {"version", CtlAction::kVersion},
   };
   auto it = kActions.find(name);
-  if (it == kActions.end()) return Status::InvalidArgument("unknown command '" + name + "' (see nbdkeeperctl --help)");
+  if (it == kActions.end()) {
+    return Status::InvalidArgument("unknown command " + QuoteField(name) + " (see nbdkeeperctl --help)");
+  }
   return it->second;
 }
 
@@ -68,7 +73,7 @@ Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos, cons
   for (const std::string& f : flags) {
     bool ok = (f == "--json" && c->action == CtlAction::kList) ||
               ((f == "--block" || f == "--ro" || f == "--persist") && is_map);
-    if (!ok) return Status::InvalidArgument("option " + f + " does not apply here");
+    if (!ok) return Status::InvalidArgument("option " + QuoteField(f) + " does not apply here");
     if (f == "--json") c->json = true;
     if (f == "--block") c->map.block = true;
     if (f == "--ro") c->map.read_only = true;
@@ -114,11 +119,11 @@ Result<int64_t> ParseSize(std::string_view text) {
     if (shift != 0) digits.remove_suffix(1);
   }
   if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos) {
-    return Status::InvalidArgument("'" + std::string(text) + "' is not a size (e.g. 10G, 512M, 1T)");
+    return Status::InvalidArgument(QuoteField(text) + " is not a size (e.g. 10G, 512M, 1T)");
   }
   int64_t value = std::stoll(std::string(digits));
   if (value == 0 || value > (int64_t{1} << (60 - shift))) {
-    return Status::InvalidArgument("'" + std::string(text) + "' is zero or larger than 1 EiB");
+    return Status::InvalidArgument(QuoteField(text) + " is zero or larger than 1 EiB");
   }
   return value << shift;
 }
@@ -126,7 +131,7 @@ Result<int64_t> ParseSize(std::string_view text) {
 Status ParseImageSpec(std::string_view text, MapSpec* out) {
   ImageSpec image;
   if (!SplitImagePath(text, &image)) {
-    return Status::InvalidArgument("'" + std::string(text) + "' is not POOL/IMAGE or POOL/NAMESPACE/IMAGE");
+    return Status::InvalidArgument(QuoteField(text) + " is not POOL/IMAGE or POOL/NAMESPACE/IMAGE");
   }
   out->pool = image.pool;
   out->image = image.image;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "csi/cluster_config.h"
+#include "daemon/base/quote_field.h"
 #include "daemon/ctl/map_operations.h"
 #include "daemon/ctl/persisted_volumes.h"
 #include "daemon/ctl/volume_table.h"
@@ -20,7 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int Fail(const CtlError& e) {
-  std::fprintf(stderr, "nbdkeeperctl: %s\n", e.message.c_str());
+  PrintError(e.message);
   return e.exit;
 }
 
@@ -49,7 +50,7 @@ int Watch(const DaemonClient& client) {
     auto status = FetchStatus(client);
     if (tty) std::fputs("\033[H\033[2J", stdout);
     if (!status.ok()) {
-      std::printf("nbdkeeperd unreachable: %s\n", status.status().message().c_str());
+      std::printf("nbdkeeperd unreachable: %s\n", BoundMessage(status.status().message()).c_str());
     } else {
       std::printf("nbdkeeperd %s  %s\n\n%s", status->version.c_str(), status->ready ? "ready" : "NOT READY",
                   RenderTable(*status, tty).c_str());
@@ -76,7 +77,7 @@ int Logs(const DaemonClient& client, const Config& daemon, const std::string& ke
   auto status = FetchStatus(client);
   if (!status.ok()) return Fail(kExitNotRunning, status.status().message());
   const VolumeRow* v = FindVolume(*status, key);
-  if (v == nullptr) return Fail(kExitNotFound, "no volume '" + key + "' (see nbdkeeperctl list)");
+  if (v == nullptr) return Fail(kExitNotFound, "no volume " + QuoteField(key) + " (see nbdkeeperctl list)");
   std::string path = v->log.empty() ? daemon.state_dir + "/logs/" + v->volume_id + ".log" : v->log;
   std::ifstream in(path);
   if (!in) return Fail(kExitNotFound, "no rbd-nbd log for " + v->volume_id + " at " + path);
@@ -118,7 +119,7 @@ int Unmap(MapOperations& ops, const DaemonClient& client, const std::string& key
   auto status = FetchStatus(client);
   if (!status.ok()) return Fail(kExitNotRunning, status.status().message());
   const VolumeRow* v = FindVolume(*status, key);
-  if (v == nullptr) return Fail(kExitNotFound, "no volume '" + key + "' is mapped (see nbdkeeperctl list)");
+  if (v == nullptr) return Fail(kExitNotFound, "no volume " + QuoteField(key) + " is mapped (see nbdkeeperctl list)");
   if (!ops.Unmap(*v).ok()) return Fail(ops.last_error());
   auto persisted = LoadPersisted(persist_file);
   if (persisted.ok() && std::erase_if(*persisted, [&](const PersistedVolume& p) { return p.volume_id == v->volume_id; })) {
@@ -132,7 +133,9 @@ int Expand(MapOperations& ops, const DaemonClient& client, const CtlCommand& c) 
   auto status = FetchStatus(client);
   if (!status.ok()) return Fail(kExitNotRunning, status.status().message());
   const VolumeRow* v = FindVolume(*status, c.target);
-  if (v == nullptr) return Fail(kExitNotFound, "no volume '" + c.target + "' is mapped (see nbdkeeperctl list)");
+  if (v == nullptr) {
+    return Fail(kExitNotFound, "no volume " + QuoteField(c.target) + " is mapped (see nbdkeeperctl list)");
+  }
   auto bytes = ops.Expand(*v, c.size_bytes, c.map);
   if (!bytes.ok()) return Fail(ops.last_error());
   std::printf("%s: %lld bytes\n", v->image.c_str(), static_cast<long long>(*bytes));
@@ -151,7 +154,7 @@ int Apply(MapOperations& ops, const DaemonClient& client, const Config& daemon, 
     auto t0 = Clock::now();
     auto cluster = ClusterFor(p.spec, daemon);
     if (!cluster.ok()) {
-      std::fprintf(stderr, "nbdkeeperctl: %s: %s\n", p.spec.Spec().c_str(), cluster.status().message().c_str());
+      PrintError(p.spec.Spec() + ": " + cluster.status().message());
       ++failures;
       continue;
     }
@@ -159,7 +162,7 @@ int Apply(MapOperations& ops, const DaemonClient& client, const Config& daemon, 
     auto mapped = ops.MapPersisted(p.spec, p.volume_id);
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!mapped.ok()) {
-      std::fprintf(stderr, "nbdkeeperctl: %s\n", ops.last_error().message.c_str());
+      PrintError(ops.last_error().message);
       ++failures;
       continue;
     }
@@ -172,6 +175,10 @@ int Apply(MapOperations& ops, const DaemonClient& client, const Config& daemon, 
 }
 
 }  // namespace
+
+void PrintError(std::string_view message) {
+  std::fprintf(stderr, "nbdkeeperctl: %s\n", BoundMessage(message).c_str());
+}
 
 int RunCtlCommand(const CtlCommand& c) {
   auto daemon = DaemonSettings(c.global);

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto command = nbdk::ctl::ParseCtlArgs(args);
   if (!command.ok()) {
-    std::fprintf(stderr, "nbdkeeperctl: %s\n", command.status().message().c_str());
+    nbdk::ctl::PrintError(command.status().message());
     return nbdk::ctl::kExitUsage;
   }
   if (command->action == nbdk::ctl::CtlAction::kHelp) {

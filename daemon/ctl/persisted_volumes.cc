@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/base/quote_field.h"
 #include "journal/json_writer.h"
 #include "journal/volume_id.h"
 
@@ -46,7 +47,7 @@ Status ReadEntry(const rapidjson::Value& v, const std::string& where, PersistedV
   NBDK_RETURN_IF_ERROR(flag("block", &s.block));
   NBDK_RETURN_IF_ERROR(flag("ro", &s.read_only));
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(out->volume_id).WithContext(where));
-  if (s.fs_type != "ext4" && s.fs_type != "xfs") return Status::Corruption(where + ".fs: '" + s.fs_type + "'");
+  if (s.fs_type != "ext4" && s.fs_type != "xfs") return Status::Corruption(where + ".fs: " + QuoteField(s.fs_type));
   if (!s.mount.empty() && s.mount.front() != '/') return Status::Corruption(where + ".mount: not absolute");
   return Status::Ok();
 }

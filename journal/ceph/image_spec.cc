@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "daemon/base/quote_field.h"
+
 namespace nbdk {
 
 bool SplitImagePath(std::string_view path, ImageSpec* image) {
@@ -28,7 +30,7 @@ Status CheckCephName(std::string_view field, std::string_view value, bool requir
       return Status::InvalidArgument(f + ": contains whitespace or a control character");
     }
   }
-  std::string shown = f + ": '" + std::string(value) + "' ";
+  std::string shown = f + ": " + QuoteField(value) + " ";
   if (value.find_first_of("/@") != std::string_view::npos) return Status::InvalidArgument(shown + "contains '/' or '@'");
   if (value.front() == '-') return Status::InvalidArgument(shown + "starts with '-'");
   if (value == "." || value == "..") return Status::InvalidArgument(shown + "is not a name");

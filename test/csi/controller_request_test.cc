@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rbd/features.h>
 
+#include <functional>
+
 namespace nbdk {
 namespace {
 
@@ -222,6 +224,35 @@ TEST(ValidateRequest, UnsupportedCapabilityIsAnAnswerNotAnError) {
   p = ParseValidateRequest(r);
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(p->capabilities.ok());
+}
+
+// Every field an error quotes, at 64 KiB with a terminal escape: the
+// message quotes it bounded (QuoteField) and stays one inert line.
+TEST(ControllerRequests, HugeFieldsAreQuotedBounded) {
+  const std::string huge = "\x1b[2J" + std::string(65532, 'a');
+  auto create_with = [](std::function<void(csi::v1::CreateVolumeRequest*)> edit) {
+    auto r = ValidCreate();
+    edit(&r);
+    return ParseCreateVolumeRequest(r).status();
+  };
+  csi::v1::ValidateVolumeCapabilitiesRequest validate;
+  SetSecrets(&validate);
+  validate.set_volume_id(huge);
+  validate.add_volume_capabilities();
+  const std::vector<Status> answers = {
+      create_with([&](auto* r) { (*r->mutable_parameters())["imageFeatures"] = huge; }),
+      create_with([&](auto* r) { (*r->mutable_parameters())["mounter"] = huge; }),
+      create_with([&](auto* r) { (*r->mutable_parameters())["mapOptions"] = "nbd:" + huge; }),
+      create_with([&](auto* r) { r->mutable_volume_content_source()->mutable_volume()->set_volume_id(huge); }),
+      create_with([&](auto* r) { r->mutable_volume_capabilities(0)->mutable_mount()->set_fs_type(huge); }),
+      ParseValidateRequest(validate).status(),
+  };
+  for (const Status& s : answers) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_LT(s.message().size(), 1024u) << s.message().substr(0, 400);
+    EXPECT_NE(s.message().find("'\\x1b[2Jaaa"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("aaa' (65536 bytes)"), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

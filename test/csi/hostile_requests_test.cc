@@ -18,16 +18,15 @@
 #include "journal/node_journal.h"
 #include "test/common/daemon_process.h"
 #include "test/common/http_client.h"
+#include "test/csi/host_stage_request.h"
 
 namespace nbdk {
 namespace {
 
 namespace fs = std::filesystem;
 using grpc::StatusCode;
-
-constexpr char kKey[] = "AQBpZ2FkZ2V0c2VjcmV0a2V5MDAwMDAwMDAwMDAwMA==";
-// A ceph-csi volume ID: cluster "test", pool 2, object uuid.
-constexpr char kVolumeId[] = "0001-0004-test-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
+using test::kKey;
+using test::kVolumeId;
 
 struct Case {
   std::string name;
@@ -54,7 +53,7 @@ class HostileRequestsTest : public ::testing::Test {
     // used to run umount.
     fs::create_directories(dir_ + "/staging/s1/" + std::string(kVolumeId));
     mounted_ = ::mount("tmpfs", (dir_ + "/staging/s1/" + kVolumeId).c_str(), "tmpfs", 0, "size=1m") == 0;
-    std::ofstream(dir_ + "/ceph-csi.json") << R"([{"clusterID": "test", "monitors": ["127.0.0.1:1"]}])";
+    std::ofstream(dir_ + "/ceph-csi.json") << test::kCephCsiConfig;
     PlantJournaledVolume();
   }
 
@@ -86,19 +85,7 @@ class HostileRequestsTest : public ::testing::Test {
     ASSERT_TRUE(journal->Put(r).ok());
   }
 
-  csi::v1::NodeStageVolumeRequest Stage() const {
-    csi::v1::NodeStageVolumeRequest r;
-    r.set_volume_id(kVolumeId);
-    r.set_staging_target_path(dir_ + "/staging/s1");
-    r.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
-    r.mutable_volume_capability()->mutable_access_mode()->set_mode(
-        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-    (*r.mutable_secrets())["userID"] = "nbdk";
-    (*r.mutable_secrets())["userKey"] = kKey;
-    (*r.mutable_volume_context())["clusterID"] = "test";
-    (*r.mutable_volume_context())["pool"] = "rbd";
-    return r;
-  }
+  csi::v1::NodeStageVolumeRequest Stage() const { return test::HostStageRequest(dir_ + "/staging/s1"); }
 
   csi::v1::CreateVolumeRequest Create() const {
     csi::v1::CreateVolumeRequest r;
@@ -310,7 +297,7 @@ std::vector<Case> HostileRequestsTest::Cases() {
       {"stats of an unknown volume", [=, this] { return DoStats("no-such-volume", "some/path"); }, kNotFound,
        "not staged"},
       {"stats at a path the volume is not", [=, this] { return DoStats("vol-journaled", "/etc"); }, kNotFound,
-       "not at /etc"},
+       "not at '/etc'"},
       {"stats without a path", [=, this] { return DoStats("vol-journaled", ""); }, kInvalid, "volume_path"},
       {"expand an unknown volume", [=, this] { return DoExpand("no-such-volume", "some/path", 1 << 30); }, kNotFound,
        "not staged"},

@@ -187,6 +187,40 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
   }
 }
 
+// A field of any size or content is quoted by QuoteField: escaped, cut to
+// its head and tail with its length, so the message stays short and inert.
+TEST(StageRequestTest, HugeOrHostileFieldsAreQuotedBounded) {
+  const std::string huge = "\x1b[2J\n" + std::string(65531, 'a');
+  auto ctx = [](csi::v1::NodeStageVolumeRequest* r) { return r->mutable_volume_context(); };
+  const std::vector<std::function<void(csi::v1::NodeStageVolumeRequest*)>> edits = {
+      [&](auto* r) { r->mutable_volume_capability()->mutable_mount()->set_fs_type(huge); },
+      [&](auto* r) { (*ctx(r))["mounter"] = huge; },
+      [&](auto* r) { (*ctx(r))["staticVolume"] = huge; },
+      [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io_timeout=" + huge; },
+      [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:" + huge; },
+      [&](auto* r) { (*ctx(r))["mapOptions"] = huge + ":x"; },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE(i);
+    auto req = ValidStage();
+    edits[i](&req);
+    auto r = ParseStageRequest(req);
+    ASSERT_FALSE(r.ok());
+    const std::string& m = r.status().message();
+    EXPECT_LT(m.size(), 1024u) << m.substr(0, 400);
+    EXPECT_NE(m.find("'\\x1b[2J\\naaa"), std::string::npos) << m;
+    EXPECT_NE(m.find("aaa' (65536 bytes)"), std::string::npos) << m;
+    for (char c : m) ASSERT_GE(static_cast<unsigned char>(c), 0x20) << m;
+  }
+  // A path is at most 4096 bytes; one that is not clean is quoted the same way.
+  auto req = ValidStage();
+  req.set_staging_target_path("/" + std::string(4000, 'p') + "/../x");
+  auto r = ParseStageRequest(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.status().message().size(), 400u);
+  EXPECT_NE(r.status().message().find("p/../x' (4006 bytes) is not clean"), std::string::npos) << r.status().message();
+}
+
 TEST(StageRequestTest, BlockVolumeWithMultiNodeWriter) {
   auto req = ValidStage();
   req.mutable_volume_capability()->mutable_block();

@@ -102,5 +102,19 @@ TEST(ListSnapshotsRequest, TokensFiltersAndPaging) {
   EXPECT_TRUE(p->matches_nothing);
 }
 
+TEST(SnapshotRequests, HugeFieldsAreQuotedBounded) {
+  const std::string huge = "\x1b[2J" + std::string(65532, 'a');
+  auto create = ValidCreate();
+  create.set_source_volume_id(huge);
+  csi::v1::ListSnapshotsRequest list;
+  list.set_starting_token(huge);
+  for (const Status& s : {ParseCreateSnapshotRequest(create).status(), ParseListSnapshotsRequest(list).status()}) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_LT(s.message().size(), 1024u) << s.message().substr(0, 400);
+    EXPECT_NE(s.message().find("'\\x1b[2Jaaa"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("aaa' (65536 bytes)"), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace nbdk

@@ -1,6 +1,7 @@
 // CSI Node requests (csi/node_request.h): the input is protobuf wire bytes,
 // read as each Node request in turn, as gRPC would hand them to the service.
-// What NodeStageVolume accepts, the supervisor accepts again before mapping.
+// What NodeStageVolume accepts, the supervisor accepts again before mapping;
+// every error keeps to the error rule (daemon/base/quote_field.h).
 #include "csi/node_request.h"
 #include "journal/volume_id.h"
 #include "supervisor/map_options.h"
@@ -12,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v1::NodeStageVolumeRequest stage;
   if (stage.ParseFromArray(data, static_cast<int>(size))) {
     auto request = nbdk::ParseStageRequest(stage);
+    NBDK_FUZZ_CHECK(nbdk::fuzz::WithinErrorRule(request.status()));
     if (request.ok()) {
       NBDK_FUZZ_CHECK(nbdk::ValidateVolumeId(request->volume_id).ok());
       NBDK_FUZZ_CHECK(nbdk::ValidateMapOptions(request->map_options).ok());

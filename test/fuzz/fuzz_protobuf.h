@@ -6,13 +6,18 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "test/fuzz/fuzz_input.h"
+
 namespace nbdk::fuzz {
 
-// Parses the input as a `Request` and, when it is one, hands it to `parse`.
+// Parses the input as a `Request` and, when it is one, hands it to `parse`;
+// an error it answers keeps to the error rule.
 template <typename Request, typename Parse>
 void ParseAs(const uint8_t* data, size_t size, Parse parse) {
   Request request;
-  if (request.ParseFromArray(data, static_cast<int>(size))) (void)parse(request);
+  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
+  auto parsed = parse(request);
+  NBDK_FUZZ_CHECK(WithinErrorRule(parsed.status()));
 }
 
 }  // namespace nbdk::fuzz

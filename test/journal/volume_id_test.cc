@@ -134,7 +134,8 @@ TEST(VolumeIdTest, ShowsUnprintableBytesSafely) {
   std::string v = "\x01\x02" "01" + Valid().substr(4);
   auto r = DecodeVolumeId(v);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("'??01'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'\\x01\\x0201'"), std::string::npos) << r.status().message();
+  EXPECT_EQ(ValidateVolumeId("a\n\x1b[2J").message(), "volume_id 'a\\n\\x1b[2J': only [A-Za-z0-9._-] allowed");
 }
 
 TEST(VolumeIdRuleTest, NamesWhyAnIdIsRefused) {

@@ -111,6 +111,30 @@ TEST_F(CtlDaemonTest, MapNamesWhatIsMissingBeforeAnyCall) {
   EXPECT_EQ(daemon_->WaitReady(1000), true) << "the daemon is still serving";
 }
 
+// An argument's control characters never reach the terminal: each error is
+// one line with them escaped, whether the CLI quoted the argument itself
+// (an unknown command, volume) or a lower layer pasted it (an endpoint).
+TEST_F(CtlDaemonTest, ErrorsAreOneEscapedLine) {
+  const std::string evil = "x\n\x1b[2J\x1b]0;owned\x07";
+  const std::string shown = "x\\n\\x1b[2J\\x1b]0;owned\\x07";
+  Ran command = Ctl({evil});
+  EXPECT_EQ(command.exit, 2);
+  EXPECT_EQ(command.output, "nbdkeeperctl: unknown command '" + shown + "' (see nbdkeeperctl --help)\n");
+  Ran unmap = Ctl({"unmap", "rbd/" + evil});
+  EXPECT_EQ(unmap.exit, 5);
+  EXPECT_EQ(unmap.output, "nbdkeeperctl: no volume 'rbd/" + shown + "' is mapped (see nbdkeeperctl list)\n");
+  Ran endpoint = Ctl({"list"}, "tcp://" + evil);
+  EXPECT_EQ(endpoint.exit, 2);
+  EXPECT_NE(endpoint.output.find(shown), std::string::npos) << endpoint.output;
+  EXPECT_EQ(endpoint.output.find('\n'), endpoint.output.size() - 1) << endpoint.output;
+  Ran huge = Ctl({"unmap", std::string(65536, 'v')});
+  EXPECT_EQ(huge.exit, 5);
+  EXPECT_LT(huge.output.size(), 300u) << huge.output.substr(0, 300);
+  for (const Ran& r : {command, unmap, endpoint, huge}) {
+    for (char c : r.output.substr(0, r.output.size() - 1)) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << r.output;
+  }
+}
+
 TEST_F(CtlDaemonTest, ApplyOfNothingPersistedIsQuick) {
   Ran r = Ctl({"apply"});
   EXPECT_EQ(r.exit, 0) << r.output;

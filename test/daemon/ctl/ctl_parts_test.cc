@@ -47,6 +47,16 @@ TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
   }
 }
 
+// An argument is quoted by QuoteField: escaped and bounded, never pasted.
+TEST(CtlArgsTest, ErrorsQuoteArgumentsEscaped) {
+  EXPECT_EQ(Parse({"list\n\x1b[2J"}).status().message(),
+            "unknown command 'list\\n\\x1b[2J' (see nbdkeeperctl --help)");
+  EXPECT_EQ(Parse({"map", "rbd/img", "--fs", "ext4\r"}).status().message(), "--fs: 'ext4\\r' (ext4 or xfs)");
+  EXPECT_EQ(Parse({"expand", "img", "1\tG"}).status().message(),
+            "SIZE: '1\\tG' is not a size (e.g. 10G, 512M, 1T)");
+  EXPECT_LT(Parse({"map", std::string(65536, 'x')}).status().message().size(), 300u);
+}
+
 TEST(CtlArgsTest, AnImageSpecHasNoEmptyPart) {
   MapSpec spec;
   EXPECT_TRUE(ParseImageSpec("rbd/ns/img", &spec).ok());
