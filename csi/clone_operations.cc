@@ -118,9 +118,9 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   std::vector<RbdStep> steps;
   switch (source.kind) {
     case ContentSource::Kind::kNone:
+      // Exclusive (see csi/rbd_steps.h): an image of the name is another's.
       steps.push_back({"create " + image, [=, creating = params.features] {
-                         Status created = CreateImage(*to, image, size, creating);
-                         return created.code() == Code::kAlreadyExists ? Status::Ok() : created;
+                         return CreateImage(*to, image, size, creating);
                        }});
       return steps;
     case ContentSource::Kind::kSnapshot:

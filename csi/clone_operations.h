@@ -13,8 +13,9 @@
 //
 // Then the image grows to the requested size (larger than the source is
 // allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
-// Every step (VolumeImageSteps) is idempotent, so a CreateVolume retried
-// after a crash rolls the creation forward.
+// Every step of a restore or clone (VolumeImageSteps) is idempotent, so a
+// CreateVolume retried after a crash rolls the creation forward; an empty
+// volume's rbd_create is exclusive (csi/rbd_steps.h).
 #pragma once
 
 #include <cstdint>

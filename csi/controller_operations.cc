@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "csi/clone_operations.h"
+#include "csi/volume_claim.h"
 #include "journal/ceph/omap_store.h"
 #include "journal/ceph/omap_volume_keys.h"
 #include "journal/ceph/rbd_image.h"
@@ -47,11 +48,14 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   // The source is found first: an unknown one reserves nothing.
   auto source = ResolveContentSource(cluster, params.source, params.size_bytes, ns);
   if (!source.ok()) return source.status();
-  auto found = journal.Lookup(params.name);
-  if (!found.ok()) return found.status();
-  VolumeReservation reservation;
-  if (*found) {
-    reservation = **found;
+  auto claim = ClaimVolumeName(journal, params, [&image_io](const std::string& image) -> Result<bool> {
+    auto size = ImageSize(*image_io, image);
+    if (!size.ok()) return size.status();
+    return size->has_value();
+  });
+  if (!claim.ok()) return claim.status();
+  const VolumeReservation& reservation = claim->reservation;
+  if (!claim->fresh) {
     auto size = ImageSize(*image_io, reservation.image_name);
     if (!size.ok()) return size.status();
     // A clone smaller than requested is one a crash kept from growing.
@@ -67,12 +71,12 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
       NBDK_RETURN_IF_ERROR(MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source));
     }
   } else {
-    auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source));
-    if (!reserved.ok()) return reserved.status();
-    reservation = *reserved;
     Status made = MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source);
     if (!made.ok()) {
-      if (DiscardVolumeImage(cluster, *image_io, reservation.image_name, &*source).ok()) {
+      // An empty volume's one step is its exclusive rbd_create: when that
+      // fails this call made nothing, and an image of the name is another's.
+      bool made_nothing = source->kind == ContentSource::Kind::kNone;
+      if (made_nothing || DiscardVolumeImage(cluster, *image_io, reservation.image_name, &*source).ok()) {
         (void)journal.Undo(params.name, reservation.uuid);
       }
       return made;

@@ -6,6 +6,10 @@ nbdk_add_test(csi_controller_test
     ${CMAKE_CURRENT_LIST_DIR}/snapshot_request_test.cc
   LIBS nbdk_csi_controller_request)
 
+# CreateVolume's rule of ownership on the in-memory omap store.
+nbdk_add_test(volume_claim_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/volume_claim_test.cc
+  LIBS nbdk_controller_service)
+
 
 # The Controller service on the real kernel and Ceph, through nbdkeeperd and
 # a gRPC client (create, stage, expand, delete, omap keys): runs in the VM.
