@@ -150,9 +150,10 @@ Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, 
 }
 
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                          ResolvedSource* source) {
+                          bool temporary_clone, ResolvedSource* source) {
   const std::string temp = TemporaryCloneName(image);
   NBDK_RETURN_IF_ERROR(RemoveOrTrashImage(cluster, io, image));
+  if (!temporary_clone) return Status::Ok();
   // A user snapshot left on the temporary clone by a crash would make it
   // look depended on: remove it before the temporary clone.
   NBDK_RETURN_IF_ERROR(RemoveSnapshot(io, temp, image));

@@ -76,7 +76,9 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
       // An empty volume's one step is its exclusive rbd_create: when that
       // fails this call made nothing, and an image of the name is another's.
       bool made_nothing = source->kind == ContentSource::Kind::kNone;
-      if (made_nothing || DiscardVolumeImage(cluster, *image_io, reservation.image_name, &*source).ok()) {
+      bool cloned_volume = source->kind == ContentSource::Kind::kVolume;
+      if (made_nothing ||
+          DiscardVolumeImage(cluster, *image_io, reservation.image_name, cloned_volume, &*source).ok()) {
         (void)journal.Undo(params.name, reservation.uuid);
       }
       return made;
@@ -109,15 +111,21 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   // A crash right after the temporary snapshot source@<image>-temp (before
   // or after its clone) leaves it on the source, which only csi.source
   // names: it goes with the rest.
+  const bool cloned_volume = found->attributes && !found->attributes->source.empty();
   std::optional<ResolvedSource> source;
-  if (found->attributes && !found->attributes->source.empty()) {
+  if (cloned_volume) {
     auto recorded = RecordedSourceOf(cluster, found->attributes->source, ns);
     if (!recorded.ok()) return recorded.status().WithContext("volume " + volume.volume_id + ": csi.source");
     source = std::move(*recorded);
   }
+  // <image>-temp is this volume's temporary clone when the volume is a clone
+  // of a volume (csi.source), or when its image has a name generated from
+  // its uuid (ceph-csi's <prefix><uuid>, whose -temp only a clone makes);
+  // an nbdkeeper.io/imageName's -temp may be another volume's image.
+  const bool temporary_clone = cloned_volume || image.ends_with(uuid);
   // Snapshots and clones of the image keep it in the RBD trash until the
   // last of them is deleted (journal/ceph/rbd_clone.h RemoveOrTrashImage).
-  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, source ? &*source : nullptr));
+  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, temporary_clone, source ? &*source : nullptr));
   if (!found->attributes) return Status::Ok();
 
   RadosOmapStore volumes(io);

@@ -295,9 +295,15 @@ TEST_F(ControllerVmTest, CreateVolumeNeverAdoptsAnImageItDidNotCreate) {
   ASSERT_GRPC_OK(Create(owner, 64 * kMiB, &again, image));
   EXPECT_EQ(again.volume().volume_id(), owned.volume().volume_id());
 
+  // Deleting it leaves an image named like its temporary clone, which only
+  // a clone of a volume has.
+  const std::string neighbour = image + "-temp";
+  ASSERT_EQ(rbd_create(io_->get(), neighbour.c_str(), 16 * kMiB, &order), 0);
   ASSERT_GRPC_OK(Delete(owned.volume().volume_id()));
   EXPECT_FALSE(ImageExists(*io_, image));
+  EXPECT_TRUE(ImageExists(*io_, neighbour)) << "DeleteVolume removed another image";
   EXPECT_TRUE(ImageExists(*io_, premade));
+  EXPECT_EQ(rbd_remove(io_->get(), neighbour.c_str()), 0);
   EXPECT_EQ(rbd_remove(io_->get(), premade.c_str()), 0);
 }
 
