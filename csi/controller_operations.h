@@ -1,7 +1,7 @@
 // The Controller service's work on the cluster, one BLOCKING function per
-// RPC (run it in EventLoop::RunBlocking with a connection from
-// RadosClients). Loop state is never touched here; the service serializes
-// calls per request name / volume ID.
+// RPC (run it in EventLoop::RunBlocking on Lane::kController with a
+// connection from the Controller's RadosClients). Loop state is never
+// touched here; the service serializes calls per request name / volume ID.
 //
 // Create: the name's claim (csi/volume_claim.h: its reservation, or a new
 // one when no image the creation makes exists), then the image
