@@ -7,8 +7,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "journal/node_journal.h"
 #include "test/common/daemon_process.h"
 #include "test/common/http_client.h"
+#include "test/csi/planted_volume.h"
 
 namespace nbdk {
 namespace {
@@ -51,24 +51,8 @@ class ControllerIsolationTest : public ::testing::Test {
     // until its timeout.
     std::ofstream(dir_ + "/ceph-csi.json") << R"([{"clusterID": "dead", "monitors": ["127.0.0.1:1"]}])";
     fs::create_directories(dir_ + "/staging/s1");
-    fs::create_directories(dir_ + "/state");
-    auto journal = NodeJournal::Open(dir_ + "/state/journal");
-    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
-    VolumeRecord r;
-    r.volume_id = "vol-staged";
-    r.cluster_id = "dead";
-    r.pool = "rbd";
-    r.image = "img-a";
-    r.user_id = "nbdk";
-    r.keyfile_path = dir_ + "/keys/none.key";
-    r.nbd_device = "/dev/nbd900";
-    r.cookie = r.volume_id;
-    r.fs_type = "ext4";
-    r.staging_path = dir_ + "/staging/s1";
-    r.published_targets = {{Target(), false, false, {}}};
-    r.boot_id = "00000000-0000-0000-0000-000000000000";
-    r.state = VolumeState::kStaged;
-    ASSERT_TRUE(journal->Put(r).ok());
+    Status planted = test::PlantStaleBootVolume(dir_, "vol-staged", dir_ + "/staging/s1", Target());
+    ASSERT_TRUE(planted.ok()) << planted.ToString();
   }
   void TearDown() override { fs::remove_all(dir_); }
 
