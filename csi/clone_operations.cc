@@ -122,9 +122,9 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   std::vector<RbdStep> steps;
   switch (source.kind) {
     case ContentSource::Kind::kNone:
+      // Exclusive (see csi/rbd_steps.h): an image of the name is another's.
       steps.push_back({"create " + image, [=, creating = params.features] {
-                         Status created = CreateImage(*to, image, size, creating);
-                         return created.code() == Code::kAlreadyExists ? Status::Ok() : created;
+                         return CreateImage(*to, image, size, creating);
                        }});
       return steps;
     case ContentSource::Kind::kSnapshot:
@@ -154,9 +154,10 @@ Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, 
 }
 
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                          ResolvedSource* source) {
+                          bool temporary_clone, ResolvedSource* source) {
   const std::string temp = TemporaryCloneName(image);
   NBDK_RETURN_IF_ERROR(RemoveOrTrashImage(cluster, io, image));
+  if (!temporary_clone) return Status::Ok();
   // A user snapshot left on the temporary clone by a crash would make it
   // look depended on: remove it before the temporary clone.
   NBDK_RETURN_IF_ERROR(RemoveSnapshot(io, temp, image));

@@ -13,8 +13,9 @@
 //
 // Then the image grows to the requested size (larger than the source is
 // allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
-// Every step (VolumeImageSteps) is idempotent, so a CreateVolume retried
-// after a crash rolls the creation forward.
+// Every step of a restore or clone (VolumeImageSteps) is idempotent, so a
+// CreateVolume retried after a crash rolls the creation forward; an empty
+// volume's rbd_create is exclusive (csi/rbd_steps.h).
 #pragma once
 
 #include <cstdint>
@@ -74,12 +75,14 @@ void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& par
 // (FlattenIfDeeper). `io` must outlive the step.
 RbdStep FlattenStep(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image, int limit);
 
-// Removes `image` and its temporary clone, with the snapshots that tie them
-// together; images something still depends on go to the RBD trash instead.
-// `source` (may be null): the volume a failed clone came from, whose
-// temporary snapshot is removed too.
+// Removes `image` and, with `temporary_clone`, its temporary clone, with
+// the snapshots that tie them together; images something still depends on
+// go to the RBD trash instead. Only a clone of a volume has a temporary
+// clone: otherwise an image named <image>-temp is another volume's. `source`
+// (may be null): the volume a failed clone came from, whose temporary
+// snapshot is removed too.
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                          ResolvedSource* source);
+                          bool temporary_clone, ResolvedSource* source);
 
 // What the volume journal records as csi.source for a new volume from
 // `source`: a volume's ID when cloning a volume (DeleteVolume needs it to

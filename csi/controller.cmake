@@ -13,6 +13,7 @@ add_library(nbdk_controller_service STATIC
   ${CMAKE_CURRENT_LIST_DIR}/controller_service.cc
   ${CMAKE_CURRENT_LIST_DIR}/controller_snapshots.cc
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_operations.cc
+  ${CMAKE_CURRENT_LIST_DIR}/volume_claim.cc
 )
 target_link_libraries(nbdk_controller_service PUBLIC
   nbdk_csi nbdk_csi_controller_request nbdk_node_ops nbdk_omap_journal nbdk_ceph)

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "csi/clone_operations.h"
+#include "csi/volume_claim.h"
 #include "daemon/base/quote_field.h"
 #include "journal/ceph/omap_store.h"
 #include "journal/ceph/omap_volume_keys.h"
@@ -48,11 +49,14 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   // The source is found first: an unknown one reserves nothing.
   auto source = ResolveContentSource(cluster, params.source, params.size_bytes, ns);
   if (!source.ok()) return source.status();
-  auto found = journal.Lookup(params.name);
-  if (!found.ok()) return found.status();
-  VolumeReservation reservation;
-  if (*found) {
-    reservation = **found;
+  auto claim = ClaimVolumeName(journal, params, [&image_io](const std::string& image) -> Result<bool> {
+    auto size = ImageSize(*image_io, image);
+    if (!size.ok()) return size.status();
+    return size->has_value();
+  });
+  if (!claim.ok()) return claim.status();
+  const VolumeReservation& reservation = claim->reservation;
+  if (!claim->fresh) {
     auto size = ImageSize(*image_io, reservation.image_name);
     if (!size.ok()) return size.status();
     // A clone smaller than requested is one a crash kept from growing.
@@ -69,12 +73,14 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
       NBDK_RETURN_IF_ERROR(MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source));
     }
   } else {
-    auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source));
-    if (!reserved.ok()) return reserved.status();
-    reservation = *reserved;
     Status made = MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source);
     if (!made.ok()) {
-      if (DiscardVolumeImage(cluster, *image_io, reservation.image_name, &*source).ok()) {
+      // An empty volume's one step is its exclusive rbd_create: when that
+      // fails this call made nothing, and an image of the name is another's.
+      bool made_nothing = source->kind == ContentSource::Kind::kNone;
+      bool cloned_volume = source->kind == ContentSource::Kind::kVolume;
+      if (made_nothing ||
+          DiscardVolumeImage(cluster, *image_io, reservation.image_name, cloned_volume, &*source).ok()) {
         (void)journal.Undo(params.name, reservation.uuid);
       }
       return made;
@@ -108,15 +114,21 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   // A crash right after the temporary snapshot source@<image>-temp (before
   // or after its clone) leaves it on the source, which only csi.source
   // names: it goes with the rest.
+  const bool cloned_volume = found->attributes && !found->attributes->source.empty();
   std::optional<ResolvedSource> source;
-  if (found->attributes && !found->attributes->source.empty()) {
+  if (cloned_volume) {
     auto recorded = RecordedSourceOf(cluster, found->attributes->source, ns);
     if (!recorded.ok()) return recorded.status().WithContext("volume " + QuoteField(volume.volume_id) + ": csi.source");
     source = std::move(*recorded);
   }
+  // <image>-temp is this volume's temporary clone when the volume is a clone
+  // of a volume (csi.source), or when its image has a name generated from
+  // its uuid (ceph-csi's <prefix><uuid>, whose -temp only a clone makes);
+  // an nbdkeeper.io/imageName's -temp may be another volume's image.
+  const bool temporary_clone = cloned_volume || image.ends_with(uuid);
   // Snapshots and clones of the image keep it in the RBD trash until the
   // last of them is deleted (journal/ceph/rbd_clone.h RemoveOrTrashImage).
-  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, source ? &*source : nullptr));
+  NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, temporary_clone, source ? &*source : nullptr));
   if (!found->attributes) return Status::Ok();
 
   RadosOmapStore volumes(io);

@@ -1,9 +1,10 @@
 // The Controller service's work on the cluster, one BLOCKING function per
-// RPC (run it in EventLoop::RunBlocking with a connection from
-// RadosClients). Loop state is never touched here; the service serializes
-// calls per request name / volume ID.
+// RPC (run it in EventLoop::RunBlocking on Lane::kController with a
+// connection from the Controller's RadosClients). Loop state is never
+// touched here; the service serializes calls per request name / volume ID.
 //
-// Create: journal Lookup (cleaning stale keys) or Reserve, then the image
+// Create: the name's claim (csi/volume_claim.h: its reservation, or a new
+// one when no image the creation makes exists), then the image
 // (docs/ceph-csi-compat.md's order), empty or from a content source
 // (csi/clone_operations.h). Delete: the reverse - the image and its
 // temporary clone (to the RBD trash while snapshots or clones depend on
@@ -45,7 +46,9 @@ struct CreatedVolume {
 };
 
 // `rados_namespace` is the effective one (parameter, else config.json's).
-// AlreadyExists when the name's image exists with another size; NotFound
+// AlreadyExists when the name's image exists with another size, or when an
+// image of the given nbdkeeper.io/imageName exists that this name's
+// reservation does not name (nothing is changed then); NotFound
 // when the content source does not exist; OutOfRange when it is larger
 // than the requested size.
 Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,

@@ -26,7 +26,7 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         [call] {
           if (call->keyfile.ok()) (void)RemoveKeyFile(*call->keyfile);
         },
-        [done, s] { done(s); });
+        [done, s] { done(s); }, Lane::kController);
   };
   // A leading '.': no volume ID has one, so this never names a volume's key.
   const std::string id = ".controller-" + std::to_string(++key_files_);
@@ -51,9 +51,10 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         rados_.Get(config, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
           if (!cluster.ok()) return finish(cluster.status());
           loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
-                           [call, finish] { finish(call->status); });
+                           [call, finish] { finish(call->status); }, Lane::kController);
         });
-      });
+      },
+      Lane::kController);
 }
 
 grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerContext* c,

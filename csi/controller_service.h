@@ -10,7 +10,10 @@
 // a restore from a snapshot being deleted),
 // then in blocking work read config.json and write the caller's key to a
 // 0600 key file, connect (RadosClients), run the operation, and remove the
-// key file. Loop thread only; `rados` outlives the service.
+// key file. Every blocking step runs on Lane::kController
+// (daemon/base/event_loop.h), so no Controller call ever waits on a cluster
+// in a thread the Node needs. Loop thread only; `rados` is the Controller's
+// own cache, on that lane, and outlives the service.
 #pragma once
 
 #include <cstdint>

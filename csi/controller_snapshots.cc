@@ -128,7 +128,8 @@ grpc::ServerUnaryReactor* ControllerService::ListSnapshots(grpc::CallbackServerC
                             if (!config->ok()) return answer(config->status());
                             for (const auto& entry : (*config)->entries()) listing->clusters.push_back(entry.cluster_id);
                             ListOnClusters(listing, 0, answer);
-                          });
+                          },
+                          Lane::kController);
   });
 }
 

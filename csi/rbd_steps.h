@@ -5,7 +5,10 @@
 // prefix of, to leave what a crash between two steps leaves.
 //
 // Every step is idempotent: run again after any prefix of its list (or the
-// whole list) ran, it finds what was done and does only the rest.
+// whole list) ran, it finds what was done and does only the rest. Except
+// an empty volume's one step, its rbd_create, which fails on an existing
+// image (AlreadyExists): CreateVolume runs it only when the reserved image
+// is missing, so an image it finds is another's (csi/volume_claim.h).
 #pragma once
 
 #include <functional>

@@ -68,6 +68,7 @@ class Daemon {
       : config_(config),
         env_{loop_, metrics_},
         rados_(loop_),
+        controller_rados_(loop_, RadosClients::DefaultConnector(), Lane::kController),
         host_(loop_),
         rbd_lock_breaker_(loop_, rados_),
         keep_locks_(loop_, rbd_lock_breaker_),
@@ -166,8 +167,8 @@ class Daemon {
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, host_, options});
     server_journal_ = std::make_unique<ServerJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
-    controller_service_ =
-        std::make_unique<ControllerService>(env_, rados_, ControllerOptions{options.key_dir, options.resolve});
+    controller_service_ = std::make_unique<ControllerService>(env_, controller_rados_,
+                                                              ControllerOptions{options.key_dir, options.resolve});
     return Status::Ok();
   }
 
@@ -246,7 +247,8 @@ class Daemon {
   EventLoop loop_;
   Metrics metrics_;
   RpcEnv env_;
-  RadosClients rados_;
+  RadosClients rados_;             // the Node's connections
+  RadosClients controller_rados_;  // the Controller's, on its own lane (daemon/base/event_loop.h)
   SystemNodeEnv host_;
   RbdLockBreaker rbd_lock_breaker_;
   KeepLocks keep_locks_;

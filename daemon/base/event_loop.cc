@@ -20,13 +20,19 @@ void EventLoop::LoopThreadViolation(const char* where) {
   std::abort();
 }
 
-EventLoop::EventLoop() : async_(std::make_unique<uv_async_t>()), loop_thread_(std::this_thread::get_id()) {
+EventLoop::EventLoop()
+    : async_(std::make_unique<uv_async_t>()),
+      loop_thread_(std::this_thread::get_id()),
+      controller_async_(std::make_unique<uv_async_t>()) {
   auto loop = std::make_unique<uv_loop_t>();
   uv_loop_init(loop.get());
   loop_.reset(loop.release());
   uv_async_init(loop_.get(), async_.get(), &EventLoop::OnAsync);
   async_->data = this;
   inbox_->wake = async_.get();
+  uv_async_init(loop_.get(), controller_async_.get(), &EventLoop::OnControllerDone);
+  controller_async_->data = this;
+  controller_done_->wake = controller_async_.get();
 }
 
 EventLoop::~EventLoop() {
@@ -75,8 +81,19 @@ struct BlockingJob {
 };
 }  // namespace
 
-void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> done) {
+void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> done, Lane lane) {
   NBDK_CHECK_LOOP_THREAD(*this);
+  // After Shutdown() has closed the Controller lane (its last `done` ran),
+  // libuv's pool takes its work: only shutdown's own is left.
+  if (lane == Lane::kController && controller_open_) {
+    ++controller_in_flight_;
+    controller_pool_.Submit([inbox = controller_done_, work = std::move(work), done = std::move(done)]() mutable {
+      work();
+      // Both closures are destroyed on the loop, as libuv's pool does.
+      inbox->Post([work = std::move(work), done = std::move(done)] { done(); });
+    });
+    return;
+  }
   auto job = std::make_unique<BlockingJob>();
   job->work = std::move(work);
   job->done = std::move(done);
@@ -95,10 +112,34 @@ void EventLoop::RunBlocking(std::function<void()> work, std::function<void()> do
   }
 }
 
-void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done) {
+void EventLoop::OnControllerDone(uv_async_t* handle) {
+  auto* self = static_cast<EventLoop*>(handle->data);
+  std::deque<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(self->controller_done_->mu);
+    batch.swap(self->controller_done_->queue);
+  }
+  for (auto& fn : batch) {
+    fn();
+    --self->controller_in_flight_;
+  }
+  if (self->shut_down_ && self->controller_in_flight_ == 0) self->CloseControllerLane();
+}
+
+void EventLoop::CloseControllerLane() {
+  if (!controller_open_) return;
+  controller_open_ = false;
+  {
+    std::lock_guard<std::mutex> lock(controller_done_->mu);
+    controller_done_->accepting = false;
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(controller_async_.get()), nullptr);
+}
+
+void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done, Lane lane) {
   auto status = std::make_shared<Status>();
   loop.RunBlocking([status, work = std::move(work)] { *status = work(); },
-                   [status, done = std::move(done)] { done(*status); });
+                   [status, done = std::move(done)] { done(*status); }, lane);
 }
 
 void EventLoop::Run() {
@@ -115,13 +156,21 @@ Status EventLoop::Shutdown() {
   }
   Drain();
   uv_close(reinterpret_cast<uv_handle_t*>(async_.get()), nullptr);
+  // The Controller lane's work in flight still gets its `done`: its wake-up
+  // closes after the last one (OnControllerDone).
+  if (controller_in_flight_ == 0) CloseControllerLane();
   // An open handle would keep uv_run from ever returning: report it instead.
-  int open = 0;
+  struct Walk {
+    int open = 0;
+    uv_handle_t* lane = nullptr;
+  } walk{0, reinterpret_cast<uv_handle_t*>(controller_async_.get())};
   uv_walk(
       loop_.get(), [](uv_handle_t* h, void* arg) {
-        if (!uv_is_closing(h)) ++*static_cast<int*>(arg);
+        auto* w = static_cast<Walk*>(arg);
+        if (!uv_is_closing(h) && h != w->lane) ++w->open;
       },
-      &open);
+      &walk);
+  const int open = walk.open;
   if (open > 0) {
     return Status::Internal(std::to_string(open) + " libuv handle(s) still open at shutdown");
   }

@@ -12,9 +12,13 @@
 //    callback) is Post(fn): a mutex-guarded queue plus uv_async_send. Sends
 //    coalesce, so each wake-up drains the whole queue, in FIFO order.
 //  - Blocking work (librados/librbd, file I/O, fsync) runs through
-//    RunBlocking(): `work` on libuv's thread pool, then `done` on the loop.
-//    `work` must not touch loop-owned state. Work that may block for as
-//    long as the kernel pleases runs through RunDetached() instead.
+//    RunBlocking(): `work` on a pool thread, then `done` on the loop.
+//    `work` must not touch loop-owned state. Its Lane picks the threads:
+//    libuv's pool (4) for the Node and everything else; threads of its own
+//    for the Controller service, whose calls to a cluster that does not
+//    answer hold a thread ~10 s each: stage, publish, unpublish and
+//    unstage never wait behind them. Work that may block for as long as
+//    the kernel pleases runs through RunDetached().
 //  - No other thread is started outside these doors.
 #pragma once
 
@@ -28,8 +32,17 @@
 #include <thread>
 
 #include "daemon/base/status.h"
+#include "daemon/base/worker_pool.h"
 
 namespace nbdk {
+
+// Where RunBlocking work runs (see the contract above).
+enum class Lane {
+  kShared,      // libuv's thread pool
+  kController,  // the loop's kControllerThreads threads
+};
+// A few Controller calls at once; each mostly waits on its cluster.
+inline constexpr size_t kControllerThreads = 4;
 
 class EventLoop {
  public:
@@ -46,9 +59,9 @@ class EventLoop {
   // Shutdown() has begun.
   bool Post(std::function<void()> fn);
 
-  // Loop thread only. `work` runs on a pool thread; `done` then runs on the
-  // loop thread, also during shutdown.
-  void RunBlocking(std::function<void()> work, std::function<void()> done);
+  // Loop thread only. `work` runs on a thread of `lane`; `done` then runs
+  // on the loop thread, also during shutdown.
+  void RunBlocking(std::function<void()> work, std::function<void()> done, Lane lane = Lane::kShared);
 
   // Loop thread only. For blocking work that may not return for a long
   // time - a read of an nbd device waiting for an attach returns when the
@@ -82,8 +95,9 @@ class EventLoop {
   uint64_t NowMs() const { return uv_now(loop_.get()); }
 
  private:
-  // Post()'s queue, shared with RunDetached's threads, which may outlive
-  // the loop.
+  // Closures for the loop and their wake-up: Post()'s, shared with
+  // RunDetached's threads, which may outlive the loop; and the Controller
+  // lane's `done`s.
   struct Inbox {
     std::mutex mu;
     std::deque<std::function<void()>> queue;  // guarded by mu
@@ -94,7 +108,9 @@ class EventLoop {
 
   [[noreturn]] static void LoopThreadViolation(const char* where);
   static void OnAsync(uv_async_t* handle);
+  static void OnControllerDone(uv_async_t* handle);
   void Drain();
+  void CloseControllerLane();
 
   struct LoopDeleter {
     void operator()(uv_loop_t* l) const;
@@ -104,19 +120,28 @@ class EventLoop {
   std::thread::id loop_thread_;
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   bool shut_down_ = false;  // loop thread
+  // The Controller lane's `done`s come back through a queue and wake-up of
+  // their own, which Shutdown() leaves open until the last has run.
+  std::unique_ptr<uv_async_t> controller_async_;
+  std::shared_ptr<Inbox> controller_done_ = std::make_shared<Inbox>();
+  size_t controller_in_flight_ = 0;  // loop thread
+  bool controller_open_ = true;      // loop thread
+  WorkerPool controller_pool_{kControllerThreads};  // last: its threads are joined first
 };
 
 #define NBDK_CHECK_LOOP_THREAD(loop) (loop).CheckLoopThread(__PRETTY_FUNCTION__)
 
 // Loop thread only. RunBlocking for work that yields a Status.
-void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done);
+void RunBlockingStatus(EventLoop& loop, std::function<Status()> work, std::function<void(Status)> done,
+                       Lane lane = Lane::kShared);
 
 // Loop thread only. RunBlocking for work that yields a Result<T>.
 template <typename T>
-void RunBlockingResult(EventLoop& loop, std::function<Result<T>()> work, std::function<void(Result<T>)> done) {
+void RunBlockingResult(EventLoop& loop, std::function<Result<T>()> work, std::function<void(Result<T>)> done,
+                       Lane lane = Lane::kShared) {
   auto result = std::make_shared<Result<T>>(Status::Internal("blocking work did not run"));
   loop.RunBlocking([result, work = std::move(work)] { *result = work(); },
-                   [result, done = std::move(done)] { done(std::move(*result)); });
+                   [result, done = std::move(done)] { done(std::move(*result)); }, lane);
 }
 
 }  // namespace nbdk

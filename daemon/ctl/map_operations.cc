@@ -59,7 +59,12 @@ Result<MappedVolume> MapOperations::Map(const MapSpec& spec) {
     grpc::ClientContext ctx;
     csi::v1::CreateVolumeResponse resp;
     grpc::Status s = client_.controller().CreateVolume(&ctx, req, &resp);
-    if (!s.ok()) return Failed(FromGrpc(s, "create " + spec.Spec()));
+    if (!s.ok()) {
+      CtlError e = FromGrpc(s, "create " + spec.Spec());
+      // --size makes the image; one it did not make is never taken over.
+      if (s.error_code() == grpc::StatusCode::ALREADY_EXISTS) e.message += " - map it without --size to use it as it is";
+      return Failed(e);
+    }
     volume_id = resp.volume().volume_id();
     context = {resp.volume().volume_context().begin(), resp.volume().volume_context().end()};
   }

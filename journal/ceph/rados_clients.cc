@@ -17,7 +17,7 @@ struct RadosClients::State : std::enable_shared_from_this<State> {
     std::vector<RadosCluster::ConnectDone> waiters;  // non-empty while connecting
   };
 
-  State(EventLoop& l, Connector c) : loop(l), connector(std::move(c)) {}
+  State(EventLoop& l, Connector c, Lane n) : loop(l), connector(std::move(c)), lane(n) {}
 
   void GetWithKey(const RadosConfig& config, const std::string& fingerprint, RadosCluster::ConnectDone done);
   void Connect(const std::string& key, const RadosConfig& config);
@@ -27,17 +27,18 @@ struct RadosClients::State : std::enable_shared_from_this<State> {
 
   EventLoop& loop;
   Connector connector;
+  Lane lane;
   std::map<std::string, Entry> entries;  // by CacheKey() + '\n' + key fingerprint
 };
 
 RadosClients::Connector RadosClients::DefaultConnector() {
-  return [](EventLoop& loop, const RadosConfig& config, RadosCluster::ConnectDone done) {
-    RadosCluster::Connect(loop, config, std::move(done));
+  return [](EventLoop& loop, Lane lane, const RadosConfig& config, RadosCluster::ConnectDone done) {
+    RadosCluster::Connect(loop, lane, config, std::move(done));
   };
 }
 
-RadosClients::RadosClients(EventLoop& loop, Connector connector)
-    : state_(std::make_shared<State>(loop, std::move(connector))) {}
+RadosClients::RadosClients(EventLoop& loop, Connector connector, Lane lane)
+    : state_(std::make_shared<State>(loop, std::move(connector), lane)) {}
 
 RadosClients::~RadosClients() = default;
 
@@ -56,7 +57,7 @@ void RadosClients::Get(const RadosConfig& config, RadosCluster::ConnectDone done
     }
     state->GetWithKey(config, key.value(), std::move(done));
   };
-  state_->loop.RunBlocking(std::move(read_key), std::move(on_read));
+  state_->loop.RunBlocking(std::move(read_key), std::move(on_read), state_->lane);
 }
 
 void RadosClients::State::GetWithKey(const RadosConfig& config, const std::string& fingerprint,
@@ -88,7 +89,7 @@ void RadosClients::State::GetWithKey(const RadosConfig& config, const std::strin
 
 void RadosClients::State::Connect(const std::string& key, const RadosConfig& config) {
   std::weak_ptr<State> weak_state = weak_from_this();
-  connector(loop, config, [weak_state, key](Result<std::shared_ptr<RadosCluster>> result) {
+  connector(loop, lane, config, [weak_state, key](Result<std::shared_ptr<RadosCluster>> result) {
     if (std::shared_ptr<State> state = weak_state.lock()) state->OnConnected(key, result);
   });
 }
@@ -117,7 +118,7 @@ void RadosClients::State::OnConnected(const std::string& key, const Result<std::
 }
 
 void RadosClients::State::DropOffLoop(std::shared_ptr<RadosCluster> cluster) {
-  loop.RunBlocking([cluster = std::move(cluster)]() mutable { cluster.reset(); }, [] {});
+  loop.RunBlocking([cluster = std::move(cluster)]() mutable { cluster.reset(); }, [] {}, lane);
 }
 
 size_t RadosClients::size() const {

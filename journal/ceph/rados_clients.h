@@ -1,4 +1,4 @@
-// RadosClients: the daemon's cache of cluster connections, one per cluster
+// RadosClients: a cache of cluster connections, one per cluster
 // (RadosConfig::CacheKey(): ceph.conf path, monitors, cephx user) and key.
 //
 // Connecting costs a mon round trip and a session; every mapping and RPC of
@@ -11,6 +11,11 @@
 // key (KeyFingerprint), so a wrong key never borrows a good connection.
 // When a new key for a cluster and user connects (key rotation), the
 // connections made with the old key are dropped.
+//
+// Its blocking work (reading keyfiles, connecting, shutting connections
+// down) runs on one Lane: the Node's connections and the Controller's are
+// two caches, so that a Controller connect to a cluster that does not
+// answer never holds a thread the Node needs.
 //
 // Loop thread only.
 #pragma once
@@ -26,11 +31,12 @@ namespace nbdk {
 
 class RadosClients {
  public:
-  // How a connection is made; RadosCluster::Connect unless a test injects
-  // another. Must call `done` exactly once, later, on the loop thread.
-  using Connector = std::function<void(EventLoop&, const RadosConfig&, RadosCluster::ConnectDone)>;
+  // How a connection is made, with its blocking work on the given lane;
+  // RadosCluster::Connect unless a test injects another. Must call `done`
+  // exactly once, later, on the loop thread.
+  using Connector = std::function<void(EventLoop&, Lane, const RadosConfig&, RadosCluster::ConnectDone)>;
 
-  explicit RadosClients(EventLoop& loop, Connector connector = DefaultConnector());
+  explicit RadosClients(EventLoop& loop, Connector connector = DefaultConnector(), Lane lane = Lane::kShared);
   // Requests still in flight are dropped: their `done` is never called.
   // Cached connections are shut down here, on the loop thread.
   ~RadosClients();

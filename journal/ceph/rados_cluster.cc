@@ -94,11 +94,11 @@ Result<std::shared_ptr<RadosCluster>> RadosCluster::ConnectBlocking(const RadosC
   return std::make_shared<RadosCluster>(std::move(handle).value(), config.Describe());
 }
 
-void RadosCluster::Connect(EventLoop& loop, RadosConfig config, ConnectDone done) {
+void RadosCluster::Connect(EventLoop& loop, Lane lane, RadosConfig config, ConnectDone done) {
   // Result has no empty state; the optional carries it from work to done.
   auto result = std::make_shared<std::optional<Result<std::shared_ptr<RadosCluster>>>>();
   loop.RunBlocking([config = std::move(config), result] { result->emplace(ConnectBlocking(config)); },
-                   [done = std::move(done), result] { done(std::move(**result)); });
+                   [done = std::move(done), result] { done(std::move(**result)); }, lane);
 }
 
 int RadosCluster::NoteResult(int rc) {

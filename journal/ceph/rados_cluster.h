@@ -48,10 +48,10 @@ class RadosCluster {
   RadosCluster& operator=(const RadosCluster&) = delete;
 
   // Loop thread only. Validates `config`, then creates, configures and
-  // connects a handle in blocking work; `done` runs on the loop thread with
-  // the connection or an error naming the monitors and user (never the key).
-  // A dead cluster fails after about config.timeout_s.
-  static void Connect(EventLoop& loop, RadosConfig config, ConnectDone done);
+  // connects a handle in blocking work on `lane`; `done` runs on the loop
+  // thread with the connection or an error naming the monitors and user
+  // (never the key). A dead cluster fails after about config.timeout_s.
+  static void Connect(EventLoop& loop, Lane lane, RadosConfig config, ConnectDone done);
   // BLOCKING. What Connect() runs in its work.
   static Result<std::shared_ptr<RadosCluster>> ConnectBlocking(const RadosConfig& config);
 

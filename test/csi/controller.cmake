@@ -6,6 +6,16 @@ nbdk_add_test(csi_controller_test
     ${CMAKE_CURRENT_LIST_DIR}/snapshot_request_test.cc
   LIBS nbdk_csi_controller_request)
 
+# CreateVolume's rule of ownership on the in-memory omap store.
+nbdk_add_test(volume_claim_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/volume_claim_test.cc
+  LIBS nbdk_controller_service)
+
+# Controller calls waiting on a dead cluster while a Node call is answered,
+# against the real daemon on the host (no nbd, no Ceph).
+nbdk_add_test(controller_isolation_test SOURCES controller_isolation_test.cc
+  LIBS nbdk_csi_proto nbdk_node_journal nbdk_test_common)
+target_compile_definitions(controller_isolation_test PRIVATE NBDKEEPERD_PATH="$<TARGET_FILE:nbdkeeperd>")
+add_dependencies(controller_isolation_test nbdkeeperd)
 
 # The Controller service on the real kernel and Ceph, through nbdkeeperd and
 # a gRPC client (create, stage, expand, delete, omap keys): runs in the VM.

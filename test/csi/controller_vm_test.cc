@@ -3,7 +3,8 @@
 // ceph-csi's omap keys; the Node service stages the created volume from its
 // ID (resolving the image through the omap journal); ControllerExpand grows
 // the image, NodeExpand the nbd device and the filesystem; delete refuses
-// while the image is mapped and afterwards leaves neither image nor omap keys.
+// while the image is mapped and afterwards leaves neither image nor omap keys;
+// an image CreateVolume did not make is never adopted.
 #include <rados/librados.h>
 #include <rbd/librbd.h>
 #include <sys/statvfs.h>
@@ -16,6 +17,7 @@
 #include <set>
 
 #include "journal/ceph/rados_cluster.h"
+#include "journal/ceph/rbd_image.h"
 #include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
@@ -69,13 +71,16 @@ class ControllerVmTest : public NodeVmTest {
     (*r->mutable_secrets())["userKey"] = Ceph().key;
   }
 
-  grpc::Status Create(const std::string& name, int64_t bytes, csi::v1::CreateVolumeResponse* resp) {
+  // `image`: the nbdkeeper.io/imageName parameter, when not empty.
+  grpc::Status Create(const std::string& name, int64_t bytes, csi::v1::CreateVolumeResponse* resp,
+                      const std::string& image = "") {
     csi::v1::CreateVolumeRequest req;
     req.set_name(name);
     req.mutable_capacity_range()->set_required_bytes(bytes);
     *req.add_volume_capabilities() = MountCap("ext4");
     (*req.mutable_parameters())["clusterID"] = "test";
     (*req.mutable_parameters())["pool"] = Ceph().pool;
+    if (!image.empty()) (*req.mutable_parameters())["nbdkeeper.io/imageName"] = image;
     Secrets(&req);
     grpc::ClientContext ctx;
     return controller_->CreateVolume(&ctx, req, resp);
@@ -249,6 +254,57 @@ TEST_F(ControllerVmTest, CreateStageExpandDeleteLifecycle) {
   ASSERT_GRPC_OK(Create(name, 64 * kMiB, &recreated));
   EXPECT_NE(recreated.volume().volume_id(), volume_id);
   ASSERT_GRPC_OK(Delete(recreated.volume().volume_id()));
+}
+
+// CreateVolume never adopts an image it did not make (csi/volume_claim.h):
+// neither an operator's `rbd create` nor another volume's image. Either is
+// ALREADY_EXISTS naming it, and its size, data and omap keys stay as they
+// were.
+TEST_F(ControllerVmTest, CreateVolumeNeverAdoptsAnImageItDidNotCreate) {
+  const std::string pid = std::to_string(::getpid());
+  const std::string premade = "ctl-premade-" + pid, name = "pvc-adopt-" + pid;
+  int order = 0;
+  ASSERT_EQ(rbd_create(io_->get(), premade.c_str(), 32 * kMiB, &order), 0);
+  ASSERT_TRUE(WriteImage(*io_, premade, 0, "the operator's data"));
+  using Keys = std::map<std::string, std::string>;
+  auto directory_keys = [this] { return AllOmap(*io_, "csi.volumes.default").value_or(Keys{}); };
+  const Keys keys_before = directory_keys();
+
+  csi::v1::CreateVolumeResponse resp;
+  grpc::Status s = Create(name, 64 * kMiB, &resp, premade);
+  EXPECT_EQ(s.error_code(), Code::ALREADY_EXISTS) << s.error_message();
+  EXPECT_NE(s.error_message().find("image " + premade), std::string::npos) << s.error_message();
+  auto size = ImageSize(*io_, premade);
+  ASSERT_TRUE(size.ok() && *size) << size.status().ToString();
+  EXPECT_EQ(**size, uint64_t(32 * kMiB)) << "the image was resized";
+  EXPECT_EQ(ReadImage(*io_, premade, 0, 19), "the operator's data");
+  EXPECT_EQ(directory_keys(), keys_before) << "an omap key was written";
+
+  // Another volume's image: the second name is refused, the first keeps its
+  // image, its data and its ID.
+  const std::string owner = name + "-owner", image = "ctl-owned-" + pid;
+  csi::v1::CreateVolumeResponse owned, again;
+  ASSERT_GRPC_OK(Create(owner, 64 * kMiB, &owned, image));
+  ASSERT_TRUE(WriteImage(*io_, image, 0, "the owner's data"));
+  const Keys keys_owned = directory_keys();
+  s = Create(name, 64 * kMiB, &resp, image);
+  EXPECT_EQ(s.error_code(), Code::ALREADY_EXISTS) << s.error_message();
+  EXPECT_NE(s.error_message().find("image " + image), std::string::npos) << s.error_message();
+  EXPECT_EQ(ReadImage(*io_, image, 0, 16), "the owner's data");
+  EXPECT_EQ(directory_keys(), keys_owned);
+  ASSERT_GRPC_OK(Create(owner, 64 * kMiB, &again, image));
+  EXPECT_EQ(again.volume().volume_id(), owned.volume().volume_id());
+
+  // Deleting it leaves an image named like its temporary clone, which only
+  // a clone of a volume has.
+  const std::string neighbour = image + "-temp";
+  ASSERT_EQ(rbd_create(io_->get(), neighbour.c_str(), 16 * kMiB, &order), 0);
+  ASSERT_GRPC_OK(Delete(owned.volume().volume_id()));
+  EXPECT_FALSE(ImageExists(*io_, image));
+  EXPECT_TRUE(ImageExists(*io_, neighbour)) << "DeleteVolume removed another image";
+  EXPECT_TRUE(ImageExists(*io_, premade));
+  EXPECT_EQ(rbd_remove(io_->get(), neighbour.c_str()), 0);
+  EXPECT_EQ(rbd_remove(io_->get(), premade.c_str()), 0);
 }
 
 TEST_F(ControllerVmTest, ErrorsNameTheFieldAndNeverTheKey) {

@@ -15,10 +15,10 @@
 #include <functional>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "journal/node_journal.h"
 #include "test/common/daemon_process.h"
 #include "test/common/http_client.h"
 #include "test/csi/host_stage_request.h"
+#include "test/csi/planted_volume.h"
 
 namespace nbdk {
 namespace {
@@ -65,24 +65,9 @@ class HostileRequestsTest : public ::testing::Test {
 
   // A volume staged before a reboot: known to the journal, served by nothing.
   void PlantJournaledVolume() {
-    fs::create_directories(dir_ + "/state");
-    auto journal = NodeJournal::Open(dir_ + "/state/journal");
-    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
-    VolumeRecord r;
-    r.volume_id = "vol-journaled";
-    r.cluster_id = "test";
-    r.pool = "rbd";
-    r.image = "img-a";
-    r.user_id = "nbdk";
-    r.keyfile_path = dir_ + "/keys/none.key";
-    r.nbd_device = "/dev/nbd900";
-    r.cookie = r.volume_id;
-    r.fs_type = "ext4";
-    r.staging_path = dir_ + "/staging/journaled";
-    r.published_targets = {{dir_ + "/pods/p1/journaled-target", false, false, {}}};
-    r.boot_id = "00000000-0000-0000-0000-000000000000";
-    r.state = VolumeState::kStaged;
-    ASSERT_TRUE(journal->Put(r).ok());
+    Status planted = test::PlantStaleBootVolume(dir_, "vol-journaled", dir_ + "/staging/journaled",
+                                                dir_ + "/pods/p1/journaled-target");
+    ASSERT_TRUE(planted.ok()) << planted.ToString();
   }
 
   csi::v1::NodeStageVolumeRequest Stage() const { return test::HostStageRequest(dir_ + "/staging/s1"); }

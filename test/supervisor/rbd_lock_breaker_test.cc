@@ -22,7 +22,7 @@ TEST(RbdLockBreakerTest, MissingPoolOrImageIsInvalidArgumentWithoutConnecting) {
   int connects = 0;
   std::vector<Status> results;
   {
-    RadosClients clients(loop, [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone) { ++connects; });
+    RadosClients clients(loop, [&](EventLoop&, Lane, const RadosConfig&, RadosCluster::ConnectDone) { ++connects; });
     RbdLockBreaker breaker(loop, clients, 2);
     ImageSpec no_pool;
     no_pool.image = "img";

@@ -41,17 +41,18 @@ TEST(EventLoopTest, PostFromManyThreadsRunsEverythingInOrderPerThread) {
   EXPECT_TRUE(loop.Shutdown().ok());
 }
 
-// `door` (RunBlocking or RunDetached) runs the work on another thread,
-// then its done on the loop.
-void ExpectWorkOffLoopThenDoneOnLoop(void (EventLoop::*door)(std::function<void()>, std::function<void()>)) {
+// `door` (RunBlocking on either lane, or RunDetached) runs the work on
+// another thread, then its done on the loop.
+using Door = std::function<void(EventLoop&, std::function<void()>, std::function<void()>)>;
+void ExpectWorkOffLoopThenDoneOnLoop(const Door& door) {
   EventLoop loop;
   std::thread::id work_thread;
   bool done_on_loop = false;
-  (loop.*door)([&] { work_thread = std::this_thread::get_id(); },
-               [&] {
-                 done_on_loop = loop.IsLoopThread();
-                 loop.Stop();
-               });
+  door(loop, [&] { work_thread = std::this_thread::get_id(); },
+       [&] {
+         done_on_loop = loop.IsLoopThread();
+         loop.Stop();
+       });
   loop.Run();
   EXPECT_NE(work_thread, std::this_thread::get_id());
   EXPECT_TRUE(done_on_loop);
@@ -59,11 +60,16 @@ void ExpectWorkOffLoopThenDoneOnLoop(void (EventLoop::*door)(std::function<void(
 }
 
 TEST(EventLoopTest, RunBlockingRunsWorkOffLoopThenDoneOnLoop) {
-  ExpectWorkOffLoopThenDoneOnLoop(&EventLoop::RunBlocking);
+  ExpectWorkOffLoopThenDoneOnLoop([](EventLoop& l, auto work, auto done) { l.RunBlocking(work, done); });
+}
+
+TEST(EventLoopTest, RunBlockingOnTheControllerLaneRunsWorkOffLoopThenDoneOnLoop) {
+  ExpectWorkOffLoopThenDoneOnLoop(
+      [](EventLoop& l, auto work, auto done) { l.RunBlocking(work, done, Lane::kController); });
 }
 
 TEST(EventLoopTest, RunDetachedRunsWorkOnAThreadOfItsOwnThenDoneOnLoop) {
-  ExpectWorkOffLoopThenDoneOnLoop(&EventLoop::RunDetached);
+  ExpectWorkOffLoopThenDoneOnLoop([](EventLoop& l, auto work, auto done) { l.RunDetached(work, done); });
 }
 
 // Work still blocked when the loop ends is left to finish; its `done` is

@@ -2,7 +2,8 @@
 // --size, --mount and --persist, list, expand, a killed rbd-nbd healing in
 // `status`, persisted volumes brought back by `apply` after their mapping
 // went away and after a daemon restart, logs, unmap. Prints the captured
-// table and JSON and the time `apply` took.
+// table and JSON and the time `apply` took. `map --size` never takes over an
+// image it did not make.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -180,6 +181,22 @@ TEST_F(CtlVmTest, MapListExpandHealApplyUnmap) {
   EXPECT_TRUE(missing.exit == 5 || missing.exit == 1) << missing.output;
   EXPECT_NE(missing.output.find(Spec("ctl-missing")), std::string::npos) << missing.output;
   EXPECT_EQ(Ctl({"list", "--json"}).output, "[]\n") << "the failed map left nothing";
+}
+
+// --size makes the image; an image it did not make (here `rbd create`) is
+// refused with a message that says what to do, and nothing is mapped.
+TEST_F(CtlVmTest, MapWithSizeRefusesAnImageItDidNotMake) {
+  ASSERT_TRUE(vmtest::CreateImage(ceph_, "ctl-premade", 16).ok());
+  std::vector<std::string> map = {"map", Spec("ctl-premade"), "--size", "64M", "--block"};
+  const std::vector<std::string> auth = Auth();
+  map.insert(map.end(), auth.begin(), auth.end());
+  Ran refused = Ctl(map);
+  std::printf("[ map --size of an image it did not make ] exit %d: %s", refused.exit, refused.output.c_str());
+  EXPECT_EQ(refused.exit, 1) << refused.output;
+  EXPECT_NE(refused.output.find("image ctl-premade"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("without --size"), std::string::npos) << refused.output;
+  EXPECT_EQ(Ctl({"list", "--json"}).output, "[]\n");
+  EXPECT_TRUE(vmtest::RemoveImage(ceph_, "ctl-premade").ok());
 }
 
 }  // namespace

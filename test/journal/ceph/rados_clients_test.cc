@@ -21,11 +21,13 @@ using ClusterPtr = std::shared_ptr<RadosCluster>;
 // turn with an unconnected handle, or with the next queued failure.
 struct FakeConnector {
   int calls = 0;
+  std::vector<Lane> lanes;      // the lane of each call
   std::deque<Status> failures;  // consumed one per call before succeeding
 
   RadosClients::Connector Get() {
-    return [this](EventLoop& loop, const RadosConfig& config, RadosCluster::ConnectDone done) {
+    return [this](EventLoop& loop, Lane lane, const RadosConfig& config, RadosCluster::ConnectDone done) {
       ++calls;
+      lanes.push_back(lane);
       std::optional<Status> failure;
       if (!failures.empty()) {
         failure = failures.front();
@@ -102,6 +104,16 @@ TEST_F(RadosClientsTest, SameKeyReturnsTheSameConnection) {
   EXPECT_EQ(a.value().get(), b.value().get());
   EXPECT_EQ(fake_.calls, 1);
   EXPECT_EQ(clients.size(), 1u);
+}
+
+// The Controller's cache connects on the Controller's lane, the Node's on
+// libuv's pool.
+TEST_F(RadosClientsTest, ConnectsOnItsLane) {
+  RadosClients node(loop_, fake_.Get());
+  RadosClients controller(loop_, fake_.Get(), Lane::kController);
+  ASSERT_TRUE(GetNow(node, ConfigFor("csi")).ok());
+  ASSERT_TRUE(GetNow(controller, ConfigFor("csi")).ok());
+  EXPECT_EQ(fake_.lanes, (std::vector<Lane>{Lane::kShared, Lane::kController}));
 }
 
 TEST_F(RadosClientsTest, ConcurrentGetsShareOneConnect) {
@@ -210,7 +222,7 @@ TEST_F(RadosClientsTest, UnreadableKeyfileFailsWithoutConnecting) {
 
 TEST_F(RadosClientsTest, DestroyedWhileConnectingNeverCallsBack) {
   RadosCluster::ConnectDone pending;
-  auto holding_connector = [&](EventLoop&, const RadosConfig&, RadosCluster::ConnectDone done) {
+  auto holding_connector = [&](EventLoop&, Lane, const RadosConfig&, RadosCluster::ConnectDone done) {
     pending = std::move(done);
     loop_.Stop();
   };

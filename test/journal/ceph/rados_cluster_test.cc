@@ -58,7 +58,7 @@ class RadosClusterTest : public ::testing::Test {
       ticker.Start(50, 50, [&] { ++out.ticks; });
       guard.Start(20000, 0, [&] { loop.Stop(); });  // a hung connect fails the test, not CI
       const Clock::time_point start = Clock::now();
-      RadosCluster::Connect(loop, config, [&](Result<std::shared_ptr<RadosCluster>> r) {
+      RadosCluster::Connect(loop, Lane::kShared, config, [&](Result<std::shared_ptr<RadosCluster>> r) {
         out.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
         out.result.emplace(std::move(r));
         loop.Stop();
