@@ -4,13 +4,13 @@
 // touched here; the service serializes calls per request name / volume ID.
 //
 // Create: the name's claim (csi/volume_claim.h: its reservation, or a new
-// one when no image the creation makes exists), then the image
-// (docs/ceph-csi-compat.md's order), empty or from a content source
-// (csi/clone_operations.h). Delete: the reverse - the image and its
-// temporary clone (to the RBD trash while snapshots or clones depend on
-// them), a temporary snapshot a crash left on a clone's source (csi.source),
-// then the per-volume object, then the directory key - and nothing at all
-// while the image has a watcher (it is mapped somewhere).
+// one when no image the creation makes exists), then the image (in
+// ceph-csi's order, as the README's Controller layout says), empty or from
+// a content source (csi/clone_operations.h). Delete: the reverse - the
+// image and its temporary clone (to the RBD trash while snapshots or clones
+// depend on them), a temporary snapshot a crash left on a clone's source
+// (csi.source), then the per-volume object, then the directory key - and
+// nothing at all while the image has a watcher (it is mapped somewhere).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // ValidateVolumeId: every volume ID nbdkeeper accepts, dynamic or static.
 //
 // VolumeId: ceph-csi's CSI volume ID, "<version>-<cluster id length>-
-// <cluster id>-<pool id>-<object uuid>" (docs/ceph-csi-compat.md).
+// <cluster id>-<pool id>-<object uuid>" (ceph-csi's internal/util/volid.go).
 //
 //   0001-0009-rook-ceph-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51
 //   ^ver ^len ^cluster  ^pool id (i64)   ^object uuid (36 chars)

@@ -126,6 +126,8 @@ class Mapping {
   void OnProcessGone(std::optional<ExitInfo> exit);
   void FailMap(Status error);
   void FinishMapWaiters(const Result<std::string>& result);
+  // `rbd-nbd unmap <device>`; `done` is dropped if the mapping is gone.
+  void RunUnmapCommand(std::function<void(const Result<CommandResult>&)> done);
   void StartUnmapCommand();
   void OnUnmapCommandDone(const Result<CommandResult>& result);
   void MaybeFinishStop();

@@ -1,9 +1,7 @@
 // Mapping: the image's other clients before each start, and this volume's
 // own clients after it (the rule: supervisor/image_fence.h).
-#include "daemon/base/command.h"
 #include "daemon/base/log.h"
 #include "supervisor/mapping.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
@@ -75,22 +73,16 @@ void Mapping::Fence(std::string reason) {
                                     {"device", device_},
                                     {"own_clients", Names({own_clients_.begin(), own_clients_.end()})},
                                     {"reason", reason_}});
-  CommandOptions options;
-  options.timeout_ms = env_.config.unmap_command_timeout_ms;
-  options.env = env_.config.child_env;
-  std::weak_ptr<bool> weak = alive_;
-  RunCommand(env_.loop, RbdNbdUnmapArgv(env_.config, device_), std::move(options),
-             [this, weak](Result<CommandResult> r) {
-               if (weak.expired()) return;
-               std::string what = r.ok() ? r->Describe() : r.status().message();
-               if (r.ok()) {
-                 for (const auto& text : {r->stdout_text, r->stderr_text}) {
-                   if (!text.empty()) log_.Append("fence unmap", text);
-                 }
-               }
-               Log(r.ok() && r->ok() ? LogLevel::kInfo : LogLevel::kWarn, "fenced_device_disconnected",
-                   {{"volume", request_.volume_id}, {"device", device_}, {"result", what}});
-             });
+  RunUnmapCommand([this](const Result<CommandResult>& r) {
+    std::string what = r.ok() ? r->Describe() : r.status().message();
+    if (r.ok()) {
+      for (const auto& text : {r->stdout_text, r->stderr_text}) {
+        if (!text.empty()) log_.Append("fence unmap", text);
+      }
+    }
+    Log(r.ok() && r->ok() ? LogLevel::kInfo : LogLevel::kWarn, "fenced_device_disconnected",
+        {{"volume", request_.volume_id}, {"device", device_}, {"result", what}});
+  });
 }
 
 void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then) {

@@ -67,17 +67,23 @@ void Mapping::Unmap(StopDone done) {
   StartUnmapCommand();
 }
 
-void Mapping::StartUnmapCommand() {
+void Mapping::RunUnmapCommand(std::function<void(const Result<CommandResult>&)> done) {
   CommandOptions options;
   options.timeout_ms = env_.config.unmap_command_timeout_ms;
   options.env = env_.config.child_env;
   std::weak_ptr<bool> weak = alive_;
-  uint64_t epoch = epoch_;
   RunCommand(env_.loop, RbdNbdUnmapArgv(env_.config, device_), std::move(options),
-             [this, weak, epoch](Result<CommandResult> r) {
-               if (weak.expired() || epoch != epoch_ || state_ != MappingState::kUnmapping) return;
-               OnUnmapCommandDone(r);
+             [weak, done = std::move(done)](Result<CommandResult> r) {
+               if (!weak.expired()) done(r);
              });
+}
+
+void Mapping::StartUnmapCommand() {
+  uint64_t epoch = epoch_;
+  RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
+    if (epoch != epoch_ || state_ != MappingState::kUnmapping) return;
+    OnUnmapCommandDone(r);
+  });
 }
 
 void Mapping::OnUnmapCommandDone(const Result<CommandResult>& r) {

@@ -19,7 +19,9 @@
 //    answer hold a thread ~10 s each: stage, publish, unpublish and
 //    unstage never wait behind them. Work that may block for as long as
 //    the kernel pleases runs through RunDetached().
-//  - No other thread is started outside these doors.
+//  - No other thread is started outside these doors, but the daemon's
+//    stopper (daemon/daemon.cc), which waits out gRPC's shutdown and then
+//    Posts like any other thread.
 #pragma once
 
 #include <uv.h>
