@@ -5,10 +5,10 @@
 #include <limits>
 
 #include "csi/controller_operations.h"
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/omap_volume_keys.h"
-#include "journal/ceph/rbd_clone.h"
-#include "journal/ceph/rbd_image.h"
+#include "base/quote_field.h"
+#include "ceph/omap_volume_keys.h"
+#include "ceph/rbd_clone.h"
+#include "ceph/rbd_image.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

@@ -26,8 +26,8 @@
 
 #include "csi/controller_request.h"
 #include "csi/rbd_steps.h"
-#include "daemon/base/status.h"
-#include "journal/ceph/rados_cluster.h"
+#include "base/status.h"
+#include "ceph/rados_cluster.h"
 
 namespace nbdk {
 
@@ -64,7 +64,7 @@ Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, 
 
 // ceph-csi's "snapshot parent@snap, clone it into `child`, remove
 // parent@snap" (it stays in librbd's trash namespace while `child` needs
-// it) as three steps (journal/ceph/rbd_clone.h), appended to `steps`; the
+// it) as three steps (ceph/rbd_clone.h), appended to `steps`; the
 // snapshot and the clone are skipped once `child` exists. The IoCtxs must
 // outlive the steps.
 void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& parent_io, const std::string& parent,

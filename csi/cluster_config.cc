@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

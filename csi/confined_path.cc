@@ -8,8 +8,8 @@
 
 #include <cerrno>
 
-#include "daemon/base/quote_field.h"
-#include "daemon/base/unique_fd.h"
+#include "base/quote_field.h"
+#include "base/unique_fd.h"
 
 namespace nbdk {
 namespace {

@@ -4,10 +4,10 @@
 
 #include "csi/clone_operations.h"
 #include "csi/volume_claim.h"
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/omap_store.h"
-#include "journal/ceph/omap_volume_keys.h"
-#include "journal/ceph/rbd_image.h"
+#include "base/quote_field.h"
+#include "ceph/omap_store.h"
+#include "ceph/omap_volume_keys.h"
+#include "ceph/rbd_image.h"
 #include "journal/omap_volume_journal.h"
 
 namespace nbdk {
@@ -127,7 +127,7 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   // an nbdkeeper.io/imageName's -temp may be another volume's image.
   const bool temporary_clone = cloned_volume || image.ends_with(uuid);
   // Snapshots and clones of the image keep it in the RBD trash until the
-  // last of them is deleted (journal/ceph/rbd_clone.h RemoveOrTrashImage).
+  // last of them is deleted (ceph/rbd_clone.h RemoveOrTrashImage).
   NBDK_RETURN_IF_ERROR(DiscardVolumeImage(cluster, io, image, temporary_clone, source ? &*source : nullptr));
   if (!found->attributes) return Status::Ok();
 

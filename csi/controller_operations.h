@@ -20,8 +20,8 @@
 #include <string>
 
 #include "csi/controller_request.h"
-#include "daemon/base/status.h"
-#include "journal/ceph/rados_cluster.h"
+#include "base/status.h"
+#include "ceph/rados_cluster.h"
 #include "journal/omap_volume_journal.h"
 
 namespace nbdk {

@@ -5,8 +5,8 @@
 #include <cctype>
 
 #include "csi/map_options.h"
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/image_spec.h"
+#include "base/quote_field.h"
+#include "ceph/image_spec.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

@@ -11,7 +11,7 @@
 // then in blocking work read config.json and write the caller's key to a
 // 0600 key file, connect (RadosClients), run the operation, and remove the
 // key file. Every blocking step runs on Lane::kController
-// (daemon/base/event_loop.h), so no Controller call ever waits on a cluster
+// (base/event_loop.h), so no Controller call ever waits on a cluster
 // in a thread the Node needs. Loop thread only; `rados` is the Controller's
 // own cache, on that lane, and outlives the service.
 #pragma once
@@ -25,7 +25,7 @@
 #include "csi/op_locks.h"
 #include "csi/proto/csi.grpc.pb.h"
 #include "csi/rpc.h"
-#include "journal/ceph/rados_clients.h"
+#include "ceph/rados_clients.h"
 
 namespace nbdk {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 
 namespace nbdk {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "journal/ceph/rados_cluster.h"
-#include "journal/ceph/rbd_image.h"
+#include "ceph/rados_cluster.h"
+#include "ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {

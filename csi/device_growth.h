@@ -13,7 +13,7 @@
 #include <functional>
 
 #include "csi/node_context.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "journal/volume_record.h"
 
 namespace nbdk {

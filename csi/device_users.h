@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "csi/mount_table.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

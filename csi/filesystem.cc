@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "daemon/base/command.h"
-#include "daemon/base/quote_field.h"
+#include "base/command.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

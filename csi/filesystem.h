@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/command.h"
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/command.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -1,6 +1,6 @@
 #include "csi/grpc_status.h"
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 

@@ -1,6 +1,6 @@
 // The one place where nbdkeeper's Status becomes a gRPC status. The code is
 // the one the CSI spec asks for. The message (which never contains secrets)
-// goes through BoundMessage (daemon/base/quote_field.h): escaped and at most
+// goes through BoundMessage (base/quote_field.h): escaped and at most
 // kMaxMessageBytes, whatever a lower layer wrote. A status message travels in
 // the call's trailing metadata; one larger than the client's metadata limit
 // (8 KiB in gRPC's default) hangs the client's connection and every later
@@ -9,7 +9,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

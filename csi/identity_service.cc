@@ -1,6 +1,6 @@
 #include "csi/identity_service.h"
 
-#include "daemon/base/version.h"
+#include "base/version.h"
 
 namespace nbdk {
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "csi/cluster_config.h"
-#include "journal/ceph/omap_volume_keys.h"
+#include "ceph/omap_volume_keys.h"
 
 namespace nbdk {
 namespace {

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "csi/node_request.h"
-#include "daemon/base/event_loop.h"
-#include "journal/ceph/image_spec.h"
-#include "journal/ceph/rados_clients.h"
+#include "base/event_loop.h"
+#include "ceph/image_spec.h"
+#include "ceph/rados_clients.h"
 
 namespace nbdk {
 

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 

@@ -4,7 +4,7 @@
 
 #include <cctype>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 #include "supervisor/map_options.h"
 
 namespace nbdk {

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -8,8 +8,8 @@
 #include "csi/image_resolver.h"
 #include "csi/node_env.h"
 #include "csi/staged_volumes.h"
-#include "daemon/base/event_loop.h"
-#include "journal/ceph/rados_clients.h"
+#include "base/event_loop.h"
+#include "ceph/rados_clients.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

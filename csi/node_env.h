@@ -19,9 +19,9 @@
 #include "csi/confined_path.h"
 #include "csi/filesystem.h"
 #include "csi/stash.h"
-#include "daemon/base/command.h"
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/command.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -3,8 +3,8 @@
 #include <cctype>
 
 #include "csi/map_options.h"
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/image_spec.h"
+#include "base/quote_field.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk {
 namespace {
@@ -93,7 +93,7 @@ Result<bool> ParseGoBool(const char* field, const std::string& v) {
 }
 
 // A pool, namespace or image name (or the clusterID, which names files):
-// Ceph's naming rule (journal/ceph/image_spec.h).
+// Ceph's naming rule (ceph/image_spec.h).
 Result<std::string> ContextName(const google::protobuf::Map<std::string, std::string>& ctx, const char* key) {
   auto it = ctx.find(key);
   if (it == ctx.end()) return std::string();

@@ -24,7 +24,7 @@
 
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

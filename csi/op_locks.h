@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "csi/grpc_status.h"
-#include "daemon/base/log.h"
+#include "base/log.h"
 
 namespace nbdk {
 namespace {

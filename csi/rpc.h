@@ -18,9 +18,9 @@
 
 #include <functional>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/metrics.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/metrics.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -1,6 +1,6 @@
 #include "csi/server_journal.h"
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 
 namespace nbdk {
 namespace {

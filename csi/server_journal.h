@@ -21,7 +21,7 @@
 #include <string>
 
 #include "csi/node_context.h"
-#include "daemon/base/uv_handle.h"
+#include "base/uv_handle.h"
 
 namespace nbdk {
 

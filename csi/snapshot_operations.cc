@@ -8,10 +8,10 @@
 
 #include "csi/clone_operations.h"
 #include "csi/controller_operations.h"
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/omap_store.h"
-#include "journal/ceph/omap_volume_keys.h"
-#include "journal/ceph/rbd_clone.h"
+#include "base/quote_field.h"
+#include "ceph/omap_store.h"
+#include "ceph/omap_volume_keys.h"
+#include "ceph/rbd_clone.h"
 #include "journal/omap_volume_journal.h"
 #include "journal/volume_id.h"
 

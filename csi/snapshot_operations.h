@@ -23,8 +23,8 @@
 #include "csi/controller_request.h"
 #include "csi/rbd_steps.h"
 #include "csi/snapshot_request.h"
-#include "daemon/base/status.h"
-#include "journal/ceph/rados_cluster.h"
+#include "base/status.h"
+#include "ceph/rados_cluster.h"
 
 namespace nbdk {
 

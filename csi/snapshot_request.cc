@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "daemon/base/command.h"
-#include "daemon/base/log.h"
+#include "base/command.h"
+#include "base/log.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
 #include "netlink/nbd_device.h"

@@ -8,8 +8,8 @@
 #include "csi/mount_flags.h"
 #include "csi/stage_leftovers.h"
 #include "csi/stage_rules.h"
-#include "daemon/base/log.h"
-#include "daemon/base/quote_field.h"
+#include "base/log.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

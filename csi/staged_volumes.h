@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "csi/op_locks.h"
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 #include "journal/node_journal.h"
 
 namespace nbdk {

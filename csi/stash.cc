@@ -8,8 +8,8 @@
 
 #include <cerrno>
 
-#include "daemon/base/regular_file.h"
-#include "journal/json_writer.h"
+#include "base/regular_file.h"
+#include "base/json_writer.h"
 
 namespace nbdk {
 namespace {

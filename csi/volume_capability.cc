@@ -1,7 +1,7 @@
 #include "csi/volume_capability.h"
 
 #include "csi/mount_flags.h"
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "csi/controller_request.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "journal/omap_volume_journal.h"
 
 namespace nbdk {

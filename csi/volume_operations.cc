@@ -10,8 +10,8 @@
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
 #include "csi/stash.h"
-#include "daemon/base/log.h"
-#include "daemon/base/quote_field.h"
+#include "base/log.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

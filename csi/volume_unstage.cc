@@ -5,7 +5,7 @@
 #include "csi/confined_path.h"
 #include "csi/stage_leftovers.h"
 #include "csi/volume_operations.h"
-#include "daemon/base/log.h"
+#include "base/log.h"
 
 namespace nbdk {
 namespace {

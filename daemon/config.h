@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/log.h"
-#include "daemon/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 namespace nbdk {
 

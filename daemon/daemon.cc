@@ -15,14 +15,14 @@
 #include "csi/node_service.h"
 #include "csi/rpc.h"
 #include "csi/heal/volume_healer.h"
-#include "daemon/base/event_loop.h"
+#include "base/event_loop.h"
 #include "daemon/health_server.h"
-#include "daemon/base/log.h"
-#include "daemon/base/metrics.h"
+#include "base/log.h"
+#include "base/metrics.h"
 #include "daemon/status_page.h"
 #include "daemon/systemd_notifier.h"
-#include "daemon/base/uv_handle.h"
-#include "daemon/base/version.h"
+#include "base/uv_handle.h"
+#include "base/version.h"
 #include "daemon/volume_report.h"
 #include "journal/node_boot_id.h"
 #include "netlink/nbd_netlink.h"
@@ -248,7 +248,7 @@ class Daemon {
   Metrics metrics_;
   RpcEnv env_;
   RadosClients rados_;             // the Node's connections
-  RadosClients controller_rados_;  // the Controller's, on its own lane (daemon/base/event_loop.h)
+  RadosClients controller_rados_;  // the Controller's, on its own lane (base/event_loop.h)
   SystemNodeEnv host_;
   RbdLockBreaker rbd_lock_breaker_;
   KeepLocks keep_locks_;

@@ -2,7 +2,7 @@
 
 #include <sys/socket.h>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "daemon/http_request.h"
 
 namespace nbdk {

@@ -5,8 +5,8 @@
 
 #include "daemon/config.h"
 #include "daemon/daemon.h"
-#include "daemon/base/log.h"
-#include "daemon/base/version.h"
+#include "base/log.h"
+#include "base/version.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);

@@ -1,6 +1,6 @@
 #include "daemon/status_page.h"
 
-#include "daemon/base/version.h"
+#include "base/version.h"
 
 namespace nbdk {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "daemon/config.h"
 #include "daemon/health_server.h"
-#include "daemon/base/metrics.h"
-#include "journal/json_writer.h"
+#include "base/metrics.h"
+#include "base/json_writer.h"
 
 namespace nbdk {
 

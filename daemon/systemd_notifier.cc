@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 
 namespace nbdk {
 

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/uv_handle.h"
+#include "base/event_loop.h"
+#include "base/uv_handle.h"
 
 namespace nbdk {
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "csi/staged_volumes.h"
-#include "daemon/base/metrics.h"
-#include "journal/json_writer.h"
+#include "base/metrics.h"
+#include "base/json_writer.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

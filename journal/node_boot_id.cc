@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "daemon/base/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace nbdk {
 namespace {

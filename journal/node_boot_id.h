@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -11,11 +11,11 @@
 #include <chrono>
 #include <mutex>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "journal/node_record_file_name.h"
 #include "journal/node_record_frame.h"
-#include "daemon/base/regular_file.h"
-#include "daemon/base/unique_fd.h"
+#include "base/regular_file.h"
+#include "base/unique_fd.h"
 
 namespace nbdk {
 namespace {

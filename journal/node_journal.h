@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "journal/node_journal_fs.h"
 #include "journal/volume_record.h"
 

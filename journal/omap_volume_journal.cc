@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <random>
 
-#include "journal/ceph/omap_volume_keys.h"
+#include "ceph/omap_volume_keys.h"
 
 namespace nbdk {
 namespace {

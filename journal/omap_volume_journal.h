@@ -25,9 +25,9 @@
 #include <optional>
 #include <string>
 
-#include "daemon/base/status.h"
-#include "journal/ceph/omap_store.h"
-#include "journal/ceph/omap_volume_keys.h"
+#include "base/status.h"
+#include "ceph/omap_store.h"
+#include "ceph/omap_volume_keys.h"
 
 namespace nbdk {
 

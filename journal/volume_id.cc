@@ -4,7 +4,7 @@
 #include <cctype>
 #include <optional>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <limits>
 
-#include "journal/json_writer.h"
+#include "base/json_writer.h"
 
 namespace nbdk {
 namespace {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
-#include "journal/ceph/ceph_address.h"
-#include "journal/ceph/image_spec.h"
+#include "base/status.h"
+#include "ceph/ceph_address.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 struct nl_sock;  // libnl; <netlink/socket.h> stays out of this header
 

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_device.h"
 

@@ -13,9 +13,9 @@
 #include <memory>
 #include <span>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
-#include "daemon/base/uv_handle.h"
+#include "base/event_loop.h"
+#include "base/status.h"
+#include "base/uv_handle.h"
 
 namespace nbdk {
 

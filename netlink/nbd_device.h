@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

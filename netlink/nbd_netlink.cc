@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <string>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "netlink/nbd_sysfs.h"
 #include "netlink/nbd_device.h"
 

@@ -24,8 +24,8 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 #include "netlink/genl_socket.h"
 #include "netlink/link_dead_listener.h"
 #include "netlink/nbd_genl_message.h"

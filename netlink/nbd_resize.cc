@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <chrono>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "netlink/genl_socket.h"
 #include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_device.h"

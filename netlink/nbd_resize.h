@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

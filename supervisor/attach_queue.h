@@ -35,7 +35,7 @@
 #include <functional>
 #include <memory>
 
-#include "daemon/base/event_loop.h"
+#include "base/event_loop.h"
 
 namespace nbdk {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "daemon/base/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace nbdk {
 namespace {

@@ -32,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
-#include "journal/ceph/image_clients.h"
+#include "base/status.h"
+#include "ceph/image_clients.h"
 
 namespace nbdk {
 

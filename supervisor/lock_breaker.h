@@ -12,9 +12,9 @@
 
 #include <functional>
 
-#include "daemon/base/status.h"
-#include "journal/ceph/image_clients.h"
-#include "journal/ceph/image_spec.h"
+#include "base/status.h"
+#include "ceph/image_clients.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk {
 

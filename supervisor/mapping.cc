@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "supervisor/rbd_nbd_argv.h"
 #include "supervisor/sysfs_io_timeout.h"
 

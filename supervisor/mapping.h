@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/child_process.h"
-#include "daemon/base/command.h"
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
-#include "daemon/base/uv_handle.h"
+#include "base/child_process.h"
+#include "base/command.h"
+#include "base/event_loop.h"
+#include "base/status.h"
+#include "base/uv_handle.h"
 #include "supervisor/attach_queue.h"
 #include "supervisor/child_scope.h"
 #include "supervisor/image_fence.h"

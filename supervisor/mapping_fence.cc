@@ -1,6 +1,6 @@
 // Mapping: the image's other clients before each start, and this volume's
 // own clients after it (the rule: supervisor/image_fence.h).
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "supervisor/mapping.h"
 
 namespace nbdk {

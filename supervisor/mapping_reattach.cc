@@ -2,7 +2,7 @@
 // the wait for an attach slot that maps and attaches share.
 #include <csignal>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "supervisor/mapping.h"
 #include "supervisor/rbd_nbd_argv.h"
 #include "supervisor/reattach_backoff.h"

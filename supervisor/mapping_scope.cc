@@ -2,7 +2,7 @@
 // A scope is best effort: a failed move is logged and reported in /status,
 // never a failed map or attach; the child then heals by re-attach after a
 // daemon restart, as it did before scopes.
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "supervisor/mapping.h"
 
 namespace nbdk {

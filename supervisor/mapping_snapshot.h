@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "journal/ceph/ceph_address.h"
+#include "ceph/ceph_address.h"
 #include "supervisor/mapping_state.h"
 
 namespace nbdk {

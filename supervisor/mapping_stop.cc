@@ -1,8 +1,8 @@
 // Mapping: planned stops (Unmap, Detach) and Release.
 #include <csignal>
 
-#include "daemon/base/command.h"
-#include "daemon/base/log.h"
+#include "base/command.h"
+#include "base/log.h"
 #include "supervisor/mapping.h"
 #include "supervisor/rbd_nbd_argv.h"
 

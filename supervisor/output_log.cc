@@ -10,9 +10,9 @@
 #include <ctime>
 #include <filesystem>
 
-#include "daemon/base/log.h"
-#include "daemon/base/regular_file.h"
-#include "daemon/base/status.h"
+#include "base/log.h"
+#include "base/regular_file.h"
+#include "base/status.h"
 
 namespace nbdk {
 

@@ -9,7 +9,7 @@
 // The file is opened with O_NOFOLLOW and must be a regular file: a symlink
 // planted at the path is refused, not followed (the daemon runs as root and
 // would append to, or trim and rename over, whatever it names), and a FIFO
-// cannot block the writer (daemon/base/regular_file.h). Such a path fails
+// cannot block the writer (base/regular_file.h). Such a path fails
 // like any write error, logged.
 //
 // File I/O never runs on the loop: lines are buffered and written by
@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
+#include "base/event_loop.h"
 
 namespace nbdk {
 

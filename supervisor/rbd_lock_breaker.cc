@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/base/log.h"
-#include "journal/ceph/ceph_address.h"
-#include "journal/ceph/image_lock.h"
-#include "journal/ceph/rados_cluster.h"
-#include "journal/ceph/rbd_image.h"
+#include "base/log.h"
+#include "ceph/ceph_address.h"
+#include "ceph/image_lock.h"
+#include "ceph/rados_cluster.h"
+#include "ceph/rbd_image.h"
 
 namespace nbdk {
 namespace {

@@ -15,9 +15,9 @@
 
 #include <functional>
 
-#include "daemon/base/event_loop.h"
-#include "journal/ceph/rados_clients.h"
-#include "journal/ceph/rados_config.h"
+#include "base/event_loop.h"
+#include "ceph/rados_clients.h"
+#include "ceph/rados_config.h"
 #include "supervisor/lock_breaker.h"
 
 namespace nbdk {

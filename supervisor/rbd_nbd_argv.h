@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/supervisor_config.h"
 

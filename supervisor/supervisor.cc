@@ -1,6 +1,6 @@
 #include "supervisor/supervisor.h"
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/rbd_nbd_argv.h"

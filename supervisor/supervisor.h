@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 #include "supervisor/attach_queue.h"
 #include "supervisor/lock_breaker.h"
 #include "supervisor/mapping.h"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "journal/ceph/ceph_address.h"
-#include "journal/ceph/image_spec.h"
+#include "ceph/ceph_address.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk {
 

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "netlink/nbd_resize.h"
 
 namespace nbdk {

@@ -12,8 +12,8 @@
 #include <functional>
 #include <string>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 
 namespace nbdk {
 

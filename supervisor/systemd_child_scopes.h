@@ -26,7 +26,7 @@
 
 #include <string>
 
-#include "daemon/base/event_loop.h"
+#include "base/event_loop.h"
 #include "supervisor/child_scope.h"
 
 namespace nbdk {

@@ -20,15 +20,15 @@ namespace fs = std::filesystem;
 // Room -> the other rooms it may include, from the ground up.
 const std::map<std::string, std::set<std::string>>& Layers() {
   static const std::map<std::string, std::set<std::string>> layers = {
-      {"daemon/base", {}},
-      {"journal/ceph", {"daemon/base"}},
-      {"netlink", {"daemon/base"}},
-      {"journal", {"daemon/base", "journal/ceph"}},
-      {"supervisor", {"daemon/base", "journal/ceph", "netlink", "journal"}},
-      {"csi", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor"}},
-      {"csi/heal", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi"}},
-      {"daemon", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi", "csi/heal"}},
-      {"daemon/ctl", {"daemon/base", "journal/ceph", "netlink", "journal", "supervisor", "csi", "daemon"}},
+      {"base", {}},
+      {"ceph", {"base"}},
+      {"netlink", {"base"}},
+      {"journal", {"base", "ceph"}},
+      {"supervisor", {"base", "ceph", "netlink", "journal"}},
+      {"csi", {"base", "ceph", "netlink", "journal", "supervisor"}},
+      {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
+      {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/heal"}},
+      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "daemon"}},
   };
   return layers;
 }

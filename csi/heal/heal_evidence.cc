@@ -12,8 +12,8 @@
 #include <memory>
 #include <sstream>
 
-#include "daemon/base/log.h"
-#include "daemon/base/uv_handle.h"
+#include "base/log.h"
+#include "base/uv_handle.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
 

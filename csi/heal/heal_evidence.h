@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/status.h"
+#include "base/event_loop.h"
+#include "base/status.h"
 #include "csi/heal/heal_plan.h"
 
 namespace nbdk {

@@ -6,8 +6,8 @@
 
 #include "csi/mount_flags.h"
 #include "csi/mount_table.h"
-#include "daemon/base/log.h"
-#include "daemon/base/uv_handle.h"
+#include "base/log.h"
+#include "base/uv_handle.h"
 
 namespace nbdk {
 namespace {

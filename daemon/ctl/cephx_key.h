@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk::ctl {
 

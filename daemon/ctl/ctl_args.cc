@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "daemon/base/quote_field.h"
-#include "journal/ceph/image_spec.h"
+#include "base/quote_field.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk::ctl {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "csi/cluster_config.h"
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 #include "daemon/ctl/map_operations.h"
 #include "daemon/ctl/persisted_volumes.h"
 #include "daemon/ctl/volume_table.h"

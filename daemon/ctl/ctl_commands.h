@@ -14,7 +14,7 @@ int RunCtlCommand(const CtlCommand& command);
 // Prints "nbdkeeperctl: <message>" on stderr, the one way the CLI reports an
 // error: one line whatever the message holds (an argument's control
 // characters escaped, a daemon's huge answer cut: BoundMessage in
-// daemon/base/quote_field.h).
+// base/quote_field.h).
 void PrintError(std::string_view message);
 
 }  // namespace nbdk::ctl

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/version.h"
+#include "base/version.h"
 #include "daemon/ctl/ctl_args.h"
 #include "daemon/ctl/ctl_commands.h"
 #include "daemon/ctl/daemon_client.h"

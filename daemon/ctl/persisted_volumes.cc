@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/base/quote_field.h"
-#include "journal/json_writer.h"
+#include "base/quote_field.h"
+#include "base/json_writer.h"
 #include "journal/volume_id.h"
 
 namespace nbdk::ctl {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "daemon/ctl/ctl_args.h"
 
 namespace nbdk::ctl {

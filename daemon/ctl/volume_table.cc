@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "journal/json_writer.h"
+#include "base/json_writer.h"
 
 namespace nbdk::ctl {
 namespace {

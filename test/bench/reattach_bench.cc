@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/bench/bench_figures.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_command.h"

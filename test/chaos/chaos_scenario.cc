@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/chaos/end_checks.h"
 #include "test/chaos/heal_watch.h"
 #include "test/common/http_client.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "test/chaos/fio_job.h"
 #include "test/common/vm_volume.h"
 

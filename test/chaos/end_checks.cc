@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::chaos {

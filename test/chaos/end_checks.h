@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "test/chaos/chaos_volume.h"
 #include "test/common/vm_volume.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::chaos {

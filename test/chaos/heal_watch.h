@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk::chaos {
 

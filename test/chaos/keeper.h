@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_volume.h"
 

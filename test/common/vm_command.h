@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/command.h"
-#include "daemon/base/status.h"
+#include "base/command.h"
+#include "base/status.h"
 
 namespace nbdk::vmtest {
 

@@ -1,6 +1,6 @@
 // The VM test's process helpers, checked on the host so a VM run can only
 // fail on what it is meant to test.
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/vm_command.h"
 
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include <map>
 #include <sstream>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/http_client.h"
 #include "test/common/vm_command.h"
 

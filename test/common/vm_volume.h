@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "csi/proto/csi.pb.h"
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk::vmtest {
 

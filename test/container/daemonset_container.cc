@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::containertest {

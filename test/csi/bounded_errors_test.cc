@@ -14,7 +14,7 @@
 #include <functional>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 #include "test/common/daemon_process.h"
 #include "test/csi/host_stage_request.h"
 

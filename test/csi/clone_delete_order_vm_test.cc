@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "journal/volume_id.h"
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/csi_sanity_vm_fixture.h"
 

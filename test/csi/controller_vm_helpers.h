@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 
 namespace nbdk::vmtest {
 

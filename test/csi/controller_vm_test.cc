@@ -16,8 +16,8 @@
 #include <optional>
 #include <set>
 
-#include "journal/ceph/rados_cluster.h"
-#include "journal/ceph/rbd_image.h"
+#include "ceph/rados_cluster.h"
+#include "ceph/rbd_image.h"
 #include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "journal/volume_id.h"
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 
 namespace nbdk::vmtest {
 

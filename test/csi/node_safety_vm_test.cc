@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/csi/node_vm_fixture.h"
 

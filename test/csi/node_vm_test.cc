@@ -14,7 +14,7 @@
 #include <future>
 #include <thread>
 
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/csi/node_vm_fixture.h"
 

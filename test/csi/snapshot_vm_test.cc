@@ -17,7 +17,7 @@
 #include <set>
 #include <vector>
 
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/common/vm_command.h"
 #include "test/csi/controller_vm_helpers.h"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "journal/ceph/rados_cluster.h"
+#include "ceph/rados_cluster.h"
 #include "journal/volume_id.h"
 #include "test/common/vm_command.h"
 #include "test/csi/node_vm_fixture.h"

@@ -6,8 +6,8 @@
 
 #include <set>
 
-#include "journal/ceph/omap_volume_keys.h"
-#include "test/journal/ceph/fake_omap_store.h"
+#include "ceph/omap_volume_keys.h"
+#include "test/ceph/fake_omap_store.h"
 
 namespace nbdk {
 namespace {

@@ -1,7 +1,7 @@
 // Ceph entity addresses of lock owners, as the cluster reports them, and
-// clients as the node journal keeps them (journal/ceph/ceph_address.h): the
+// clients as the node journal keeps them (ceph/ceph_address.h): the
 // IPs found are canonical; a parsed client prints back as it was read.
-#include "journal/ceph/ceph_address.h"
+#include "ceph/ceph_address.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

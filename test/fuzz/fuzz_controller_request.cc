@@ -1,7 +1,7 @@
 // CSI Controller requests (csi/controller_request.h): the input is protobuf
 // wire bytes, read as each Controller request in turn. A volume that
 // CreateVolume accepts gets an ID the node accepts; every error keeps to the
-// error rule (daemon/base/quote_field.h).
+// error rule (base/quote_field.h).
 #include "csi/controller_request.h"
 #include "journal/volume_id.h"
 #include "test/fuzz/fuzz_input.h"

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/base/quote_field.h"
-#include "daemon/base/status.h"
+#include "base/quote_field.h"
+#include "base/status.h"
 
 // A broken invariant aborts: libFuzzer reports it as a crash and keeps the
 // input that broke it.

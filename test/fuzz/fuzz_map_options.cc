@@ -2,7 +2,7 @@
 // MapOptionArguments: the nbd section, then the allow-list of
 // supervisor/map_options.h). The argv tokens it makes pass the supervisor's
 // re-check, and parse to themselves again; a refusal keeps to the error rule
-// (daemon/base/quote_field.h).
+// (base/quote_field.h).
 #include "csi/map_options.h"
 #include "supervisor/map_options.h"
 #include "test/fuzz/fuzz_input.h"

@@ -1,7 +1,7 @@
 // Mount flags from a volume capability (csi/mount_flags.h): the input is
 // the flags, one per line, after a first line naming the filesystem. What
 // the allow-list lets through passes it again unchanged; a refusal keeps to
-// the error rule (daemon/base/quote_field.h).
+// the error rule (base/quote_field.h).
 #include "csi/mount_flags.h"
 #include "test/fuzz/fuzz_input.h"
 

@@ -1,7 +1,7 @@
 // CSI Node requests (csi/node_request.h): the input is protobuf wire bytes,
 // read as each Node request in turn, as gRPC would hand them to the service.
 // What NodeStageVolume accepts, the supervisor accepts again before mapping;
-// every error keeps to the error rule (daemon/base/quote_field.h).
+// every error keeps to the error rule (base/quote_field.h).
 #include "csi/node_request.h"
 #include "journal/volume_id.h"
 #include "supervisor/map_options.h"

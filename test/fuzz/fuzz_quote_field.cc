@@ -1,7 +1,7 @@
-// The error rule itself (daemon/base/quote_field.h) on any bytes: a quote is
+// The error rule itself (base/quote_field.h) on any bytes: a quote is
 // bounded and already passes the last guard unchanged (escaped, whole UTF-8),
 // and the last guard bounds any message and leaves its own output as is.
-#include "daemon/base/quote_field.h"
+#include "base/quote_field.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

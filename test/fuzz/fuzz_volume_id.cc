@@ -1,5 +1,5 @@
 // CSI volume IDs (journal/volume_id.h): the volume ID rule takes any input
-// and answers within the error rule (daemon/base/quote_field.h), and a
+// and answers within the error rule (base/quote_field.h), and a
 // decoded ID encodes back to one that decodes the same and fits the CSI
 // limit.
 #include "journal/volume_id.h"

@@ -2,7 +2,6 @@
 # the sticky fsync error and the SIGKILL crash test.
 nbdk_add_test(node_journal_test
   SOURCES
-    ${CMAKE_CURRENT_LIST_DIR}/json_writer_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_volume_record_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_journal_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_journal_crash_test.cc

@@ -20,7 +20,7 @@
 #include <random>
 #include <thread>
 
-#include "daemon/base/log.h"
+#include "base/log.h"
 #include "journal/node_journal.h"
 #include "test/journal/node_journal_fixtures.h"
 

@@ -3,9 +3,9 @@
 // writes of a reserve or an undo.
 #include <gtest/gtest.h>
 
-#include "journal/ceph/omap_volume_keys.h"
+#include "ceph/omap_volume_keys.h"
 #include "journal/omap_volume_journal.h"
-#include "test/journal/ceph/fake_omap_store.h"
+#include "test/ceph/fake_omap_store.h"
 
 namespace nbdk {
 namespace {

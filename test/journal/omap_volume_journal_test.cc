@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "journal/ceph/omap_volume_keys.h"
-#include "test/journal/ceph/fake_omap_store.h"
+#include "ceph/omap_volume_keys.h"
+#include "test/ceph/fake_omap_store.h"
 
 namespace nbdk {
 namespace {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/base/uv_handle.h"
+#include "base/uv_handle.h"
 #include "test/netlink/genl_test_messages.h"
 #include "test/netlink/run_loop.h"
 

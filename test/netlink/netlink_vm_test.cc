@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "netlink/nbd_netlink.h"
 #include "netlink/nbd_sysfs.h"
 #include "test/common/vm_command.h"

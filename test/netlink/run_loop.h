@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/uv_handle.h"
+#include "base/event_loop.h"
+#include "base/uv_handle.h"
 
 namespace nbdk::testing {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
+#include "base/event_loop.h"
 
 namespace nbdk {
 namespace {

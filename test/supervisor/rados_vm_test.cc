@@ -27,10 +27,10 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "journal/ceph/ceph_address.h"
-#include "journal/ceph/rados_clients.h"
-#include "journal/ceph/rados_cluster.h"
+#include "base/event_loop.h"
+#include "ceph/ceph_address.h"
+#include "ceph/rados_clients.h"
+#include "ceph/rados_cluster.h"
 #include "supervisor/rbd_lock_breaker.h"
 
 namespace nbdk {

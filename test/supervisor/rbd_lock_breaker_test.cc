@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/uv_handle.h"
-#include "journal/ceph/rados_clients.h"
+#include "base/event_loop.h"
+#include "base/uv_handle.h"
+#include "ceph/rados_clients.h"
 
 namespace nbdk {
 namespace {

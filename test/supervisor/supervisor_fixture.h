@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/event_loop.h"
-#include "daemon/base/uv_handle.h"
+#include "base/event_loop.h"
+#include "base/uv_handle.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {

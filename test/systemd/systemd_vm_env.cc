@@ -8,8 +8,8 @@
 #include <fstream>
 #include <memory>
 
-#include "daemon/base/command.h"
-#include "daemon/base/unique_fd.h"
+#include "base/command.h"
+#include "base/unique_fd.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::systemdtest {

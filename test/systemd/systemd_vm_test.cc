@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "supervisor/child_scope.h"
 #include "test/common/vm_command.h"
 #include "test/systemd/systemd_vm_env.h"

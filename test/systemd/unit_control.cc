@@ -4,7 +4,7 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/vm_command.h"
 
 namespace nbdk::systemdtest {

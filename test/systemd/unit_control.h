@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/base/status.h"
+#include "base/status.h"
 
 namespace nbdk::systemdtest {
 

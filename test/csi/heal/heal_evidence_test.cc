@@ -10,7 +10,7 @@
 #include <fstream>
 #include <optional>
 
-#include "daemon/base/uv_handle.h"
+#include "base/uv_handle.h"
 
 namespace nbdk {
 namespace {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_command.h"
 

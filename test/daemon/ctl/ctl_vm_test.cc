@@ -15,7 +15,7 @@
 #include <fstream>
 #include <thread>
 
-#include "daemon/base/command.h"
+#include "base/command.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_command.h"
 #include "test/common/vm_volume.h"

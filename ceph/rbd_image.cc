@@ -1,0 +1,98 @@
+#include "ceph/rbd_image.h"
+
+#include <rbd/librbd.h>
+
+#include <cerrno>
+#include <memory>
+
+namespace nbdk {
+namespace {
+
+struct ImageOptionsDeleter {
+  using pointer = rbd_image_options_t;
+  void operator()(rbd_image_options_t opts) const { rbd_image_options_destroy(opts); }
+};
+
+}  // namespace
+
+std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image) {
+  return std::string(verb) + " image " + image + " in " + io.description();
+}
+
+Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb, bool by_id) {
+  rbd_image_t raw = nullptr;
+  int rc = 0;
+  if (by_id) {
+    rc = read_only ? rbd_open_by_id_read_only(io.get(), image.c_str(), &raw, nullptr)
+                   : rbd_open_by_id(io.get(), image.c_str(), &raw, nullptr);
+  } else {
+    rc = read_only ? rbd_open_read_only(io.get(), image.c_str(), &raw, nullptr)
+                   : rbd_open(io.get(), image.c_str(), &raw, nullptr);
+  }
+  rc = io.cluster().NoteResult(rc);
+  if (rc == -ENOENT) return Status::NotFound(ImageWhat(io, verb, image) + ": no such image");
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, verb, image));
+  return RbdImage(raw);
+}
+
+Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uint64_t features) {
+  rbd_image_options_t raw = nullptr;
+  rbd_image_options_create(&raw);
+  std::unique_ptr<void, ImageOptionsDeleter> opts(raw);
+  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FORMAT, 2);
+  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, features);
+  int rc = io.cluster().NoteResult(rbd_create4(io.get(), image.c_str(), size_bytes, raw));
+  if (rc == -EEXIST) return Status::AlreadyExists(ImageWhat(io, "create", image) + ": exists");
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "create", image));
+  return Status::Ok();
+}
+
+Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image) {
+  auto opened = OpenImage(io, image, true, "stat");
+  if (!opened.ok() && opened.status().code() == Code::kNotFound) return std::optional<uint64_t>();
+  if (!opened.ok()) return opened.status();
+  uint64_t size = 0;
+  int rc = io.cluster().NoteResult(rbd_get_size(opened->get(), &size));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "stat", image));
+  return std::optional<uint64_t>(size);
+}
+
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, const std::string& image) {
+  auto opened = OpenImage(io, image, true, "list watchers of");
+  if (!opened.ok()) return opened.status();
+  return ImageWatchers(io, opened->get(), image);
+}
+
+Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, rbd_image_t opened, const std::string& image) {
+  std::vector<rbd_image_watcher_t> watchers(4);
+  for (;;) {
+    size_t count = watchers.size();
+    int rc = io.cluster().NoteResult(rbd_watchers_list(opened, watchers.data(), &count));
+    if (rc == -ERANGE) {
+      watchers.resize(count);
+      continue;
+    }
+    if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "list watchers of", image));
+    std::vector<CephClient> out;
+    for (size_t i = 0; i < count; ++i) {
+      out.push_back({"client." + std::to_string(watchers[i].id),
+                     watchers[i].addr ? LegacyCephAddress(watchers[i].addr) : "?"});
+    }
+    rbd_watchers_list_cleanup(watchers.data(), count);
+    return out;
+  }
+}
+
+Status GrowImage(IoCtx& io, const std::string& image, uint64_t size_bytes) {
+  auto opened = OpenImage(io, image, false, "resize");
+  if (!opened.ok()) return opened.status();
+  uint64_t size = 0;
+  int rc = io.cluster().NoteResult(rbd_get_size(opened->get(), &size));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "resize", image));
+  if (size >= size_bytes) return Status::Ok();
+  rc = io.cluster().NoteResult(rbd_resize(opened->get(), size_bytes));
+  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "resize", image));
+  return Status::Ok();
+}
+
+}  // namespace nbdk
