@@ -1,7 +1,7 @@
 // OpLocks: at most one operation per key (a request name, a volume ID).
 // CSI asks a plugin to answer ABORTED to a second call for the same volume
 // while the first is in flight. The one op-lock class: the Controller keeps
-// one (csi/controller_service.h), the Node's StagedVolumes another, keyed
+// one (csi/controller/controller_service.h), the Node's StagedVolumes another, keyed
 // "volume <id>"; csi/locked_call.h takes them for an RPC. Loop thread only.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "csi/server_journal.h"
-#include "csi/controller_service.h"
+#include "csi/controller/controller_service.h"
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
 #include "csi/node_service.h"

@@ -31,7 +31,7 @@ inline constexpr size_t kVolumeIdFixedLength = 64;
 // '-'. The ID names the staging mount point, log, key and journal files and
 // is the rbd-nbd cookie, so it must be a safe file name and never read as an
 // option. A ceph-csi ID meets it when its cluster ID does (the Controller
-// refuses a cluster ID that does not: csi/controller_request.cc); a static
+// refuses a cluster ID that does not: csi/controller/controller_request.cc); a static
 // volume's ID is its image name, so such an image needs a name of these
 // characters too.
 // InvalidArgument naming why: "volume_id: missing", "volume_id: 129 bytes,

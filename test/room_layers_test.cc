@@ -26,8 +26,9 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"journal", {"base", "ceph"}},
       {"supervisor", {"base", "ceph", "netlink", "journal"}},
       {"csi", {"base", "ceph", "netlink", "journal", "supervisor"}},
+      {"csi/controller", {"base", "ceph", "journal", "csi"}},
       {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
-      {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/heal"}},
+      {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/controller", "csi/heal"}},
       {"daemon/ctl", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "daemon"}},
   };
   return layers;

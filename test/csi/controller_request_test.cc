@@ -1,4 +1,4 @@
-#include "csi/controller_request.h"
+#include "csi/controller/controller_request.h"
 
 #include <gtest/gtest.h>
 #include <rbd/features.h>

@@ -256,7 +256,7 @@ TEST_F(ControllerVmTest, CreateStageExpandDeleteLifecycle) {
   ASSERT_GRPC_OK(Delete(recreated.volume().volume_id()));
 }
 
-// CreateVolume never adopts an image it did not make (csi/volume_claim.h):
+// CreateVolume never adopts an image it did not make (csi/controller/volume_claim.h):
 // neither an operator's `rbd create` nor another volume's image. Either is
 // ALREADY_EXISTS naming it, and its size, data and omap keys stay as they
 // were.

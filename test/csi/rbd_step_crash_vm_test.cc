@@ -2,7 +2,7 @@
 // CreateVolume from a snapshot and CreateVolume from a volume. For every
 // k = 0..steps the state a crash after step k leaves is made (the omap
 // reservation as the operation makes it, then the first k of the
-// operation's own step list, csi/rbd_steps.h); then
+// operation's own step list, csi/controller/rbd_steps.h); then
 //  - a retry through the public BLOCKING function must succeed with the
 //    reserved ID and leave what a clean run leaves (images, parents,
 //    snapshots, omap keys, the source's data);
@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "csi/clone_operations.h"
-#include "csi/controller_operations.h"
-#include "csi/snapshot_operations.h"
+#include "csi/controller/clone_operations.h"
+#include "csi/controller/controller_operations.h"
+#include "csi/controller/snapshot_operations.h"
 #include "ceph/omap_store.h"
 #include "ceph/rados_config.h"
 #include "ceph/rbd_clone.h"
 #include "ceph/rbd_image.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 #include "journal/volume_id.h"
 #include "test/csi/controller_vm_helpers.h"
 

@@ -1,6 +1,6 @@
-// CreateVolume's rule of ownership (csi/volume_claim.h) on the in-memory
+// CreateVolume's rule of ownership (csi/controller/volume_claim.h) on the in-memory
 // omap store and a set of image names standing in for the pool's images.
-#include "csi/volume_claim.h"
+#include "csi/controller/volume_claim.h"
 
 #include <gtest/gtest.h>
 

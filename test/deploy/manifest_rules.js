@@ -2,7 +2,7 @@
 // paths nbdkeeperd's flags name are the host paths its sidecars and kubelet
 // use, with the mounts and propagation they need; that the names the
 // objects share agree; that every Controller capability the daemon
-// advertises (read from csi/controller_service.cc) and attachRequired have
+// advertises (read from csi/controller/controller_service.cc) and attachRequired have
 // their sidecar and its RBAC; that the liveness probes reach the
 // livenessprobe sidecar in time; that every sidecar flag is one its pinned
 // tag has; and that every container names its imagePullPolicy. Each rule

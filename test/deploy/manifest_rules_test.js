@@ -161,7 +161,7 @@ test('an image tag other than the version', () => {
   assertCaught(problems, /want localhost\/nbdkeeperd:/);
 });
 
-test('the capabilities are read from csi/controller_service.cc', () => {
+test('the capabilities are read from csi/controller/controller_service.cc', () => {
   for (const cap of ['CREATE_DELETE_VOLUME', 'EXPAND_VOLUME', 'CREATE_DELETE_SNAPSHOT']) {
     assert.ok(capabilities.includes(cap), `${cap} missing from ${JSON.stringify(capabilities)}`);
   }

@@ -74,7 +74,7 @@ function schemaProblems(objects) {
 }
 
 // The Controller capabilities nbdkeeperd advertises: the Rpc:: names in
-// ControllerGetCapabilities of csi/controller_service.cc, read from the
+// ControllerGetCapabilities of csi/controller/controller_service.cc, read from the
 // source so that the manifests are checked against what the code says.
 function controllerCapabilities(file) {
   const text = fs.readFileSync(file, 'utf8');

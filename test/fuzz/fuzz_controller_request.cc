@@ -1,8 +1,8 @@
-// CSI Controller requests (csi/controller_request.h): the input is protobuf
+// CSI Controller requests (csi/controller/controller_request.h): the input is protobuf
 // wire bytes, read as each Controller request in turn. A volume that
 // CreateVolume accepts gets an ID the node accepts; every error keeps to the
 // error rule (base/quote_field.h).
-#include "csi/controller_request.h"
+#include "csi/controller/controller_request.h"
 #include "journal/volume_id.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_protobuf.h"

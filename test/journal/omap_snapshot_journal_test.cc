@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ceph/omap_volume_keys.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 #include "test/ceph/fake_omap_store.h"
 
 namespace nbdk {

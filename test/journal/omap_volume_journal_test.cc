@@ -1,4 +1,4 @@
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "csi/volume_claim.h"
+#include "csi/controller/volume_claim.h"
 
 #include <vector>
 
-#include "csi/clone_operations.h"
+#include "csi/controller/clone_operations.h"
 
 namespace nbdk {
 

@@ -1,4 +1,4 @@
-#include "csi/snapshot_operations.h"
+#include "csi/controller/snapshot_operations.h"
 
 #include <rbd/features.h>
 
@@ -6,13 +6,13 @@
 #include <map>
 #include <optional>
 
-#include "csi/clone_operations.h"
-#include "csi/controller_operations.h"
+#include "csi/controller/clone_operations.h"
+#include "csi/controller/controller_operations.h"
 #include "base/quote_field.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

@@ -1,10 +1,10 @@
 // ControllerService: the CSI Controller service - CreateVolume (empty, from
 // a snapshot, or a clone), DeleteVolume, ControllerExpandVolume,
 // ValidateVolumeCapabilities, CreateSnapshot, DeleteSnapshot, ListSnapshots
-// - for ceph-csi-compatible RBD volumes (csi/controller_operations.h,
-// csi/clone_operations.h and csi/snapshot_operations.h do the work).
+// - for ceph-csi-compatible RBD volumes (csi/controller/controller_operations.h,
+// csi/controller/clone_operations.h and csi/controller/snapshot_operations.h do the work).
 //
-// Follows csi/rpc.h. Per call, on the loop: parse (csi/controller_request.h),
+// Follows csi/rpc.h. Per call, on the loop: parse (csi/controller/controller_request.h),
 // take the op locks of the request name and the volume or snapshot IDs it
 // touches (ABORTED when one is held: a snapshot of a volume being deleted,
 // a restore from a snapshot being deleted),

@@ -1,5 +1,5 @@
 // The Controller service's snapshot work on the cluster, one BLOCKING
-// function per RPC (as csi/controller_operations.h), in ceph-csi's RBD
+// function per RPC (as csi/controller/controller_operations.h), in ceph-csi's RBD
 // layout (README "Snapshots and clones"):
 //
 // CreateSnapshot: snapshot journal Lookup (a name taken by another source
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "csi/controller_request.h"
-#include "csi/rbd_steps.h"
-#include "csi/snapshot_request.h"
+#include "csi/controller/controller_request.h"
+#include "csi/controller/rbd_steps.h"
+#include "csi/controller/snapshot_request.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
 
@@ -36,7 +36,7 @@ struct SnapshotInfo {
   int32_t created_ns = 0;
 };
 
-// The RBD steps after the reservation (csi/rbd_steps.h): snapshot
+// The RBD steps after the reservation (csi/controller/rbd_steps.h): snapshot
 // source@snap, clone `snap` from it, remove source@snap, snapshot
 // snap@snap, flatten `snap` at kHardMaxCloneDepth; `snap` is
 // csi-snap-<uuid>, `source` the source volume's image, both in `io`, which

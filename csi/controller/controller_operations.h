@@ -3,10 +3,10 @@
 // connection from the Controller's RadosClients). Loop state is never
 // touched here; the service serializes calls per request name / volume ID.
 //
-// Create: the name's claim (csi/volume_claim.h: its reservation, or a new
+// Create: the name's claim (csi/controller/volume_claim.h: its reservation, or a new
 // one when no image the creation makes exists), then the image (in
 // ceph-csi's order, as the README's Controller layout says), empty or from
-// a content source (csi/clone_operations.h). Delete: the reverse - the
+// a content source (csi/controller/clone_operations.h). Delete: the reverse - the
 // image and its temporary clone (to the RBD trash while snapshots or clones
 // depend on them), a temporary snapshot a crash left on a clone's source
 // (csi.source), then the per-volume object, then the directory key - and
@@ -19,10 +19,10 @@
 #include <optional>
 #include <string>
 
-#include "csi/controller_request.h"
+#include "csi/controller/controller_request.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 
 namespace nbdk {
 

@@ -1,10 +1,10 @@
-// ControllerService's snapshot RPCs (csi/controller_service.h); the work is
-// csi/snapshot_operations.h's.
+// ControllerService's snapshot RPCs (csi/controller/controller_service.h); the work is
+// csi/controller/snapshot_operations.h's.
 #include "csi/cluster_config.h"
-#include "csi/controller_service.h"
+#include "csi/controller/controller_service.h"
 #include "csi/locked_call.h"
-#include "csi/snapshot_operations.h"
-#include "csi/snapshot_request.h"
+#include "csi/controller/snapshot_operations.h"
+#include "csi/controller/snapshot_request.h"
 
 namespace nbdk {
 namespace {

@@ -8,7 +8,7 @@
 // whole list) ran, it finds what was done and does only the rest. Except
 // an empty volume's one step, its rbd_create, which fails on an existing
 // image (AlreadyExists): CreateVolume runs it only when the reserved image
-// is missing, so an image it finds is another's (csi/volume_claim.h).
+// is missing, so an image it finds is another's (csi/controller/volume_claim.h).
 #pragma once
 
 #include <functional>

@@ -1,8 +1,8 @@
-#include "csi/controller_service.h"
+#include "csi/controller/controller_service.h"
 
 #include "csi/cluster_config.h"
-#include "csi/controller_operations.h"
-#include "csi/controller_request.h"
+#include "csi/controller/controller_operations.h"
+#include "csi/controller/controller_request.h"
 #include "csi/key_file.h"
 #include "csi/locked_call.h"
 

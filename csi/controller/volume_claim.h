@@ -1,5 +1,5 @@
 // CreateVolume's rule of ownership: the omap reservation of the request
-// name (journal/omap_volume_journal.h) alone says which image a CreateVolume
+// name (csi/controller/omap_volume_journal.h) alone says which image a CreateVolume
 // may return. An image that exists without that reservation naming it is
 // another volume's, or an operator's `rbd create`: CreateVolume never
 // adopts it, since deleting the volume would then delete the other's data.
@@ -19,9 +19,9 @@
 #include <functional>
 #include <string>
 
-#include "csi/controller_request.h"
+#include "csi/controller/controller_request.h"
 #include "base/status.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 
 namespace nbdk {
 

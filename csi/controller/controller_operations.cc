@@ -1,14 +1,14 @@
-#include "csi/controller_operations.h"
+#include "csi/controller/controller_operations.h"
 
 #include <optional>
 
-#include "csi/clone_operations.h"
-#include "csi/volume_claim.h"
+#include "csi/controller/clone_operations.h"
+#include "csi/controller/volume_claim.h"
 #include "base/quote_field.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_image.h"
-#include "journal/omap_volume_journal.h"
+#include "csi/controller/omap_volume_journal.h"
 
 namespace nbdk {
 

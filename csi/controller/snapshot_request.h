@@ -1,5 +1,5 @@
 // Validation of the CSI snapshot requests (CreateSnapshot, DeleteSnapshot,
-// ListSnapshots) against the CSI v1 spec, as csi/controller_request.h does
+// ListSnapshots) against the CSI v1 spec, as csi/controller/controller_request.h does
 // for volumes. Pure.
 //
 // Snapshot IDs are encoded like volume IDs (journal/volume_id.h): the pool ID
@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "csi/controller_request.h"
+#include "csi/controller/controller_request.h"
 #include "csi/proto/csi.pb.h"
 
 namespace nbdk {

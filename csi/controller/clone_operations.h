@@ -1,4 +1,4 @@
-// CreateVolume's content sources, BLOCKING (see csi/controller_operations.h):
+// CreateVolume's content sources, BLOCKING (see csi/controller/controller_operations.h):
 // a volume restored from a snapshot or cloned from a volume, made the way
 // ceph-csi makes it so that either driver can take over (README "Snapshots
 // and clones"):
@@ -15,7 +15,7 @@
 // allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
 // Every step of a restore or clone (VolumeImageSteps) is idempotent, so a
 // CreateVolume retried after a crash rolls the creation forward; an empty
-// volume's rbd_create is exclusive (csi/rbd_steps.h).
+// volume's rbd_create is exclusive (csi/controller/rbd_steps.h).
 #pragma once
 
 #include <cstdint>
@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "csi/controller_request.h"
-#include "csi/rbd_steps.h"
+#include "csi/controller/controller_request.h"
+#include "csi/controller/rbd_steps.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
 
@@ -50,7 +50,7 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
                                             const std::string& rados_namespace);
 
 // The RBD steps that make `image` in `io` from `source`, `size_bytes`
-// large (csi/rbd_steps.h): kNone, one (a new empty image); a snapshot,
+// large (csi/controller/rbd_steps.h): kNone, one (a new empty image); a snapshot,
 // flatten if deep, clone, grow; a volume, flatten if deep, twice the three
 // of AppendCloneThroughTemporarySnapshot, grow. `io` and `source.io` must
 // outlive the steps.

@@ -1,10 +1,10 @@
-#include "csi/clone_operations.h"
+#include "csi/controller/clone_operations.h"
 
 #include <rbd/features.h>
 
 #include <limits>
 
-#include "csi/controller_operations.h"
+#include "csi/controller/controller_operations.h"
 #include "base/quote_field.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
@@ -122,7 +122,7 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   std::vector<RbdStep> steps;
   switch (source.kind) {
     case ContentSource::Kind::kNone:
-      // Exclusive (see csi/rbd_steps.h): an image of the name is another's.
+      // Exclusive (see csi/controller/rbd_steps.h): an image of the name is another's.
       steps.push_back({"create " + image, [=, creating = params.features] {
                          return CreateImage(*to, image, size, creating);
                        }});

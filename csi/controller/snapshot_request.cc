@@ -1,4 +1,4 @@
-#include "csi/snapshot_request.h"
+#include "csi/controller/snapshot_request.h"
 
 #include <charconv>
 
