@@ -1,6 +1,7 @@
 // The rooms' layering as a test: every `#include "room/..."` of a source
-// file must point at its own room or one the table below lets it use, so a
-// room below never imports one above and no directory cycle can appear.
+// file, and every nbdk_* library a room's CMake library links, must point at
+// its own room or one the table below lets it use, so a room below never
+// imports or links one above and no directory cycle can appear.
 // A room is the longest directory prefix in the table.
 #include <gtest/gtest.h>
 
@@ -29,7 +30,7 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"csi/controller", {"base", "ceph", "journal", "csi"}},
       {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
       {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/controller", "csi/heal"}},
-      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "daemon"}},
+      {"daemon/ctl", {"base", "ceph", "journal", "csi", "daemon"}},
   };
   return layers;
 }
@@ -75,6 +76,56 @@ TEST(RoomLayersTest, EveryIncludeRunsDownOrSideways) {
   std::vector<Violation> found = Violations();
   for (const Violation& v : found) ADD_FAILURE() << v.file << " includes " << v.include << ": " << v.why;
   EXPECT_TRUE(found.empty());
+}
+
+// The project's CMake libraries (nbdk_*) and the room each is defined in:
+// a library may link only its own room's libraries and those of the rooms
+// its row allows, as its sources may include only theirs.
+struct Library {
+  std::string room;
+  std::vector<std::string> links;  // nbdk_* libraries only
+};
+
+std::map<std::string, Library> Libraries() {
+  static const std::regex add(R"re(add_library\(\s*(nbdk_\w+))re");
+  static const std::regex link(R"re(target_link_libraries\(\s*(nbdk_\w+)([^)]*)\))re");
+  static const std::regex word(R"re(nbdk_\w+)re");
+  const fs::path root = NBDK_SOURCE_DIR;
+  std::map<std::string, Library> libs;
+  std::vector<std::pair<std::string, std::string>> links;  // (library, its link list)
+  for (const auto& [room, _] : Layers()) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / room)) {
+      std::string name = entry.path().filename();
+      if (!entry.is_regular_file() || (name != "CMakeLists.txt" && entry.path().extension() != ".cmake")) continue;
+      std::string dir = fs::relative(entry.path().parent_path(), root).string();
+      if (RoomOf(dir + "/") != room) continue;  // a sub-room's file, read under its own room
+      std::ifstream in(entry.path());
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (std::sregex_iterator m(text.begin(), text.end(), add), end; m != end; ++m) libs[(*m)[1]].room = room;
+      for (std::sregex_iterator m(text.begin(), text.end(), link), end; m != end; ++m) {
+        links.push_back({(*m)[1], (*m)[2]});
+      }
+    }
+  }
+  for (const auto& [lib, list] : links) {
+    for (std::sregex_iterator m(list.begin(), list.end(), word), end; m != end; ++m) libs[lib].links.push_back(m->str());
+  }
+  return libs;
+}
+
+TEST(RoomLayersTest, EveryLibraryLinksDownOrSideways) {
+  std::map<std::string, Library> libs = Libraries();
+  ASSERT_GT(libs.size(), 10u) << "no CMake library found: the parser no longer reads the build files";
+  for (const auto& [name, lib] : libs) {
+    ASSERT_FALSE(lib.room.empty()) << name << " is linked but defined in no room";
+    for (const std::string& dep : lib.links) {
+      auto found = libs.find(dep);
+      ASSERT_NE(found, libs.end()) << name << " links " << dep << ", defined in no room";
+      const std::string& to = found->second.room;
+      EXPECT_TRUE(to == lib.room || Layers().at(lib.room).count(to))
+          << name << " (room " << lib.room << ") links " << dep << " (room " << to << ")";
+    }
+  }
 }
 
 TEST(RoomLayersTest, TheTableHasNoCycle) {
