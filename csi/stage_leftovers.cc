@@ -4,32 +4,20 @@
 #include <vector>
 
 #include "csi/confined_path.h"
-#include "base/command.h"
-#include "base/log.h"
-#include "netlink/nbd_sysfs.h"
-#include "supervisor/rbd_nbd_argv.h"
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 namespace {
 
-constexpr uint64_t kUnmapTimeoutMs = 60 * 1000;
-
 void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, size_t i,
                   std::function<void(Status)> done) {
   if (i == devices->size()) return done(Status::Ok());
-  std::string device = NbdDevicePath((*devices)[i]);
-  CommandOptions options;
-  options.timeout_ms = kUnmapTimeoutMs;
-  options.env = node.supervisor.config().child_env;  // as the supervisor runs rbd-nbd
   NodeContext* n = &node;
-  RunCommand(node.loop, RbdNbdUnmapArgv(node.supervisor.config(), device), options,
-             [n, devices, i, device, done](Result<CommandResult> r) {
-               if (!r.ok()) return done(r.status().WithContext("unmap leftover " + device));
-               if (!r->ok()) return done(Status::Internal("unmap leftover " + device + ": " + r->Describe()));
-               NBDK_LOG_INFO("stage_leftover_unmapped", {{"device", device}});
-               UnmapDevices(*n, devices, i + 1, done);
-             });
+  node.supervisor.UnmapLeftoverDevice(NbdDevicePath((*devices)[i]), [n, devices, i, done](Status s) {
+    if (!s.ok()) return done(s);
+    UnmapDevices(*n, devices, i + 1, done);
+  });
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Supervisor: keeps every volume's rbd-nbd mapping alive (one Mapping per
-// volume id), and is the daemon's one entry point for mapping work.
+// volume id), and is the daemon's one entry point for mapping work: nothing
+// else runs rbd-nbd.
 //
 // Daemon wiring:
 //  - CSI NodeStage -> Map(); NodeUnstage -> Unmap().
@@ -106,6 +107,12 @@ class Supervisor {
   // does. Off the loop; `done` gets the device's size after. NotFound when
   // the volume has no mapping; the kernel's refusal as its errno.
   void GrowDevice(const std::string& volume_id, uint64_t bytes, std::function<void(Result<uint64_t>)> done);
+
+  // `rbd-nbd unmap <device>` for a device no mapping holds: what a stage cut
+  // short by a crash left (csi/stage_leftovers.h). The Supervisor is the one
+  // runner of rbd-nbd unmap: same argv, environment and timeout as a
+  // mapping's. Internal naming the device when it fails.
+  void UnmapLeftoverDevice(const std::string& device, std::function<void(Status)> done);
 
   // A netlink LINK_DEAD for /dev/nbd<index>; unknown devices are ignored.
   // See Mapping::OnLinkDead for the policy.

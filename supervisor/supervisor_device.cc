@@ -2,8 +2,10 @@
 
 #include <memory>
 
+#include "base/command.h"
 #include "base/log.h"
 #include "netlink/nbd_resize.h"
+#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 
@@ -38,6 +40,20 @@ void Supervisor::GrowDevice(const std::string& volume_id, uint64_t bytes, std::f
         }
         done((*growth)->after);
       });
+}
+
+void Supervisor::UnmapLeftoverDevice(const std::string& device, std::function<void(Status)> done) {
+  NBDK_CHECK_LOOP_THREAD(loop_);
+  CommandOptions options;
+  options.timeout_ms = config_.unmap_command_timeout_ms;
+  options.env = config_.child_env;
+  RunCommand(loop_, RbdNbdUnmapArgv(config_, device), std::move(options),
+             [device, done = std::move(done)](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext("unmap leftover " + device));
+               if (!r->ok()) return done(Status::Internal("unmap leftover " + device + ": " + r->Describe()));
+               NBDK_LOG_INFO("stage_leftover_unmapped", {{"device", device}});
+               done(Status::Ok());
+             });
 }
 
 }  // namespace nbdk
