@@ -29,16 +29,17 @@ Status Status::FromErrno(int err, std::string_view what) {
   std::string m(what);
   m += ": ";
   m += std::strerror(err);
+  // Only what a caller branches on or a CSI client must tell apart gets its own
+  // code; every other errno is an I/O error (LevelDB's rule). EINVAL from a
+  // system call is our bug or the kernel's, never the request's fault.
   switch (err) {
     case ENOENT: return NotFound(std::move(m));
     case EEXIST: return AlreadyExists(std::move(m));
-    case EINVAL: return InvalidArgument(std::move(m));
-    case EBUSY:
-    case EAGAIN: return Unavailable(std::move(m));
     case ETIMEDOUT: return DeadlineExceeded(std::move(m));
     case ENOMEM:
     case EMFILE:
     case ENFILE:
+    case EDQUOT:
     case ENOSPC: return ResourceExhausted(std::move(m));
     case EACCES:
     case EPERM: return FailedPrecondition(std::move(m));

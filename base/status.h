@@ -53,7 +53,8 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status Unimplemented(std::string m) { return {Code::kUnimplemented, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
-  // "<what>: <strerror(err)>", with the code chosen from the errno value.
+  // "<what>: <strerror(err)>". The few errno values a caller tells apart get
+  // their own code (see status.cc); every other is an IoError.
   static Status FromErrno(int err, std::string_view what);
 
   bool ok() const { return code_ == Code::kOk; }

@@ -135,6 +135,7 @@ Status StatusFromRados(int rc, std::string_view what) {
       return Status::Unavailable(std::string(what) + ": client blocklisted or connection shut down (ESHUTDOWN)");
     case ENOTCONN:
     case ECONNREFUSED:
+    case EBUSY:  // librbd: the image is in use (watchers, a running operation); retry later
       return Status::Unavailable(Status::FromErrno(err, what).message());
     case EACCES:
     case EPERM:

@@ -26,6 +26,10 @@ TEST(StatusTest, CarriesCodeAndMessage) {
 TEST(StatusTest, FromErrnoPicksCode) {
   EXPECT_EQ(Status::FromErrno(ENOENT, "open x").code(), Code::kNotFound);
   EXPECT_EQ(Status::FromErrno(EIO, "read").code(), Code::kIoError);
+  EXPECT_EQ(Status::FromErrno(ENOSPC, "write").code(), Code::kResourceExhausted);
+  // A system call's EINVAL or EBUSY is not the caller's input or a retry hint.
+  EXPECT_EQ(Status::FromErrno(EINVAL, "ioctl").code(), Code::kIoError);
+  EXPECT_EQ(Status::FromErrno(EBUSY, "umount").code(), Code::kIoError);
   EXPECT_NE(Status::FromErrno(ENOENT, "open x").message().find("open x: "), std::string::npos);
 }
 

@@ -373,7 +373,8 @@ TEST(ParseNetlinkAckTest, AckErrorAndTruncation) {
   Status s = ParseNetlinkAck(ErrorMessage(-EPERM), "nbd DISCONNECT of /dev/nbd1");
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_EQ(s.message().rfind("nbd DISCONNECT of /dev/nbd1: ", 0), 0u) << s.ToString();
-  EXPECT_EQ(ParseNetlinkAck(ErrorMessage(-EINVAL), "x").code(), Code::kInvalidArgument);
+  // The kernel refusing our message is no caller's bad input: an I/O error.
+  EXPECT_EQ(ParseNetlinkAck(ErrorMessage(-EINVAL), "x").code(), Code::kIoError);
   EXPECT_EQ(ParseNetlinkAck(ErrorMessage(5), "x").code(), Code::kCorruption);
   EXPECT_EQ(ParseNetlinkAck(ErrorMessage(INT_MIN), "x").code(), Code::kCorruption);
   auto cut = ErrorMessage(0);
