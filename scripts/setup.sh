@@ -35,6 +35,19 @@ case "${1:-}" in
   *) want+=("${vm_packages[@]}" "${image_packages[@]}") ;;
 esac
 
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo=sudo
+refresh=
+# The VM tests' second kernel (Linux 6.12, test/vm/kernel.sh's "backports"
+# line) comes from bookworm-backports. apt never installs from it unless asked
+# (priority 100): the source only lets `apt-get download` fetch that kernel.
+if [[ -z "${1:-}" ]] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm-backports' 'Components: main' \
+    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
+    $sudo tee /etc/apt/sources.list.d/nbdkeeper-bookworm-backports.sources >/dev/null
+  refresh=1
+fi
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -44,9 +57,9 @@ done
 if [[ -z "${1:-}" ]] && ! command -v npm >/dev/null; then
   missing+=(nodejs npm)
 fi
-if ((${#missing[@]})); then
-  sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo=sudo
+if ((${#missing[@]})) || [[ -n $refresh ]]; then
   $sudo apt-get update -qq
+fi
+if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -7,7 +7,12 @@
 #   KVER=<version>  KERNEL=<vmlinuz path>  INITRD=<initramfs path>  MODDIR=<dir>
 # Progress goes to stderr. Re-uses the cache when the kernel version and the
 # initramfs inputs (init script, module list) are unchanged.
-# NBDK_VM_KERNEL_VERSION pins a version (e.g. 6.1.0-56-amd64).
+# NBDK_VM_KERNEL picks the kernel line: "stable" (default: the distribution's
+# own, Debian 12's 6.1) or "backports" (bookworm-backports' 6.12, from the apt
+# source scripts/setup.sh adds). With NBDK_VM_ROOT (a platform's root
+# filesystem, test/vm/platform-root.sh) the kernel comes from that root's apt
+# instead: Debian 13's own 6.12. NBDK_VM_KERNEL_VERSION pins a version (e.g.
+# 6.1.0-56-amd64).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -16,28 +21,49 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # them built in; those are skipped. crc32c_generic is a soft dependency
 # (modules.softdep: "jbd2 pre: crypto-crc32c"), which modules.dep omits;
 # libcrc32c allocates it when inserted, before modprobe works in the VM.
+# A leading "?" marks a module that newer kernels merged into another (6.12
+# has no fscache: netfs took it in).
 readonly MODULES=(
   virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk
-  9pnet 9pnet_virtio netfs fscache 9p overlay
+  9pnet 9pnet_virtio netfs ?fscache 9p overlay
   "nbd nbds_max=16"
   crc32c_generic crc16 mbcache jbd2 ext4
   libcrc32c xfs
 )
 
-# The version linux-image-amd64 currently depends on, e.g. 6.1.0-56-amd64.
+line=${NBDK_VM_KERNEL:-stable}
+root=${NBDK_VM_ROOT:-}
+case "$line" in
+  stable) metapackage=linux-image-amd64 ;;
+  backports) metapackage=linux-image-amd64/bookworm-backports ;;
+  *) vm_die "NBDK_VM_KERNEL=$line: expected stable or backports" ;;
+esac
+# The cache keeps one kernel per line: a root's kernel is its own line.
+[[ -z $root ]] || line=root-$(basename "$root")
+
+# apt of the host, or of the platform's root.
+apt_of_line() {
+  if [[ -n $root ]]; then
+    chroot "$root" "$@"
+  else
+    "$@"
+  fi
+}
+
+# The version the line's linux-image-amd64 depends on, e.g. 6.1.0-56-amd64.
 wanted_version() {
   if [[ -n ${NBDK_VM_KERNEL_VERSION:-} ]]; then
     echo "$NBDK_VM_KERNEL_VERSION"
     return
   fi
-  apt-cache depends linux-image-amd64 2>/dev/null |
+  apt_of_line apt-cache depends "$metapackage" 2>/dev/null |
     sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n1
 }
 
 newest_cached_version() {
   local d
   for d in "$NBDK_VM_CACHE"/kernel-*/.complete; do
-    [[ -e $d ]] && basename "$(dirname "$d")"
+    [[ -e $d && $(cat "$(dirname "$d")/.line" 2>/dev/null || echo stable) == "$line" ]] && basename "$(dirname "$d")"
   done | sed 's/^kernel-//' | sort -V | tail -n1
 }
 
@@ -46,10 +72,11 @@ fetch_kernel() {
   local kver=$1 dest=$NBDK_VM_CACHE/kernel-$1 tmp
   # apt-get download drops privileges to _apt when run as root: download in
   # a directory _apt can reach and write.
-  tmp=$(mktemp -d)
+  # A root's apt downloads inside the root.
+  tmp=$(mktemp -d "${root:-/tmp}/kernel.XXXXXX")
   chmod 0777 "$tmp"
-  vm_log "downloading linux-image-$kver (once; cached in $NBDK_VM_CACHE)"
-  if ! (cd "$tmp" && apt-get download -q "linux-image-$kver" >&2); then
+  vm_log "downloading linux-image-$kver (line $line; once; cached in $NBDK_VM_CACHE)"
+  if ! (cd "$tmp" && apt_of_line sh -c "cd '${tmp#"$root"}' && apt-get download -q 'linux-image-$kver'" >&2); then
     rm -rf "$tmp"
     return 1
   fi
@@ -57,9 +84,13 @@ fetch_kernel() {
   dpkg -x "$tmp"/linux-image-"$kver"_*.deb "$dest"
   rm -rf "$tmp"
   depmod -b "$dest" "$kver"
+  echo "$line" >"$dest/.line"
   touch "$dest/.complete"
-  # Older kernels are kept no longer (~400 MB each once unpacked).
-  find "$NBDK_VM_CACHE" -maxdepth 1 -name 'kernel-*' ! -name "kernel-$kver" -exec rm -rf {} +
+  # The line's older kernels are kept no longer (~400 MB each once unpacked).
+  local d
+  for d in "$NBDK_VM_CACHE"/kernel-*; do
+    if [[ $d != "$dest" && $(cat "$d/.line" 2>/dev/null || echo stable) == "$line" ]]; then rm -rf "$d"; fi
+  done
 }
 
 kver=$(wanted_version)
@@ -68,7 +99,7 @@ mkdir -p "$NBDK_VM_CACHE"
 exec 9>"$NBDK_VM_CACHE/.lock"
 flock 9
 
-if [[ -z $kver ]] && [[ $(id -u) -eq 0 ]]; then
+if [[ -z $kver && -z $root ]] && [[ $(id -u) -eq 0 ]]; then
   vm_log "apt does not know linux-image-amd64; running apt-get update"
   apt-get update -qq >&2 || true
   kver=$(wanted_version)
@@ -78,7 +109,7 @@ if [[ -n $kver && ! -e $NBDK_VM_CACHE/kernel-$kver/.complete ]]; then
   # them once and ask again before falling back to the cache.
   if ! fetch_kernel "$kver" && [[ $(id -u) -eq 0 ]]; then
     vm_log "download failed; running apt-get update and retrying"
-    apt-get update -qq >&2 || true
+    apt_of_line apt-get update -qq >&2 || true
     kver=$(wanted_version)
     [[ -n $kver && -e $NBDK_VM_CACHE/kernel-$kver/.complete ]] || fetch_kernel "$kver" || kver_failed=1
   fi
@@ -137,37 +168,47 @@ place() {
 }
 
 build_initramfs() {
-  local spec name params path root entry file
+  local spec name params path staging entry file optional
   for spec in "${MODULES[@]}"; do
     read -r name params <<<"$spec"
+    optional=
+    [[ $name == \?* ]] && optional=1 name=${name#\?}
     path=$(module_path "$name")
     if [[ -z $path ]]; then
       is_builtin "$name" && continue
+      [[ -n $optional ]] && continue
       vm_die "module $name is neither in modules.dep nor built into $kver"
     fi
     place "$path" "$params"
   done
 
-  root=$(mktemp -d)
-  mkdir -p "$root"/{bin,dev,proc,sys,modules}
-  cp /bin/busybox "$root/bin/busybox"
-  install -m 0755 "$NBDK_VM_DIR/initramfs-init.sh" "$root/init"
+  staging=$(mktemp -d)
+  mkdir -p "$staging"/{bin,dev,proc,sys,modules}
+  cp /bin/busybox "$staging/bin/busybox"
+  install -m 0755 "$NBDK_VM_DIR/initramfs-init.sh" "$staging/init"
   for entry in "${order[@]}"; do
     read -r path params <<<"$entry"
     file=$(basename "$path")
     # busybox insmod loads only plain .ko files.
     case "$file" in
-      *.ko.xz) xz -dc "$moddir/$path" >"$root/modules/${file%.xz}"; file=${file%.xz} ;;
-      *.ko.zst) zstd -qdc "$moddir/$path" >"$root/modules/${file%.zst}"; file=${file%.zst} ;;
-      *.ko.gz) gzip -dc "$moddir/$path" >"$root/modules/${file%.gz}"; file=${file%.gz} ;;
-      *) cp "$moddir/$path" "$root/modules/$file" ;;
+      *.ko.xz) xz -dc "$moddir/$path" >"$staging/modules/${file%.xz}"; file=${file%.xz} ;;
+      *.ko.zst) zstd -qdc "$moddir/$path" >"$staging/modules/${file%.zst}"; file=${file%.zst} ;;
+      *.ko.gz) gzip -dc "$moddir/$path" >"$staging/modules/${file%.gz}"; file=${file%.gz} ;;
+      *) cp "$moddir/$path" "$staging/modules/$file" ;;
     esac
-    echo "$file${params:+ $params}" >>"$root/modules/order"
+    echo "$file${params:+ $params}" >>"$staging/modules/order"
   done
-  (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
+  (cd "$staging" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
   mv "$initrd.tmp" "$initrd"
-  rm -rf "$root"
-  find "$NBDK_VM_CACHE" -maxdepth 1 -name 'initramfs-*' ! -name "$(basename "$initrd")" -delete
+  rm -rf "$staging"
+  # This kernel's older initramfs, and those of kernels no longer cached.
+  local f v
+  for f in "$NBDK_VM_CACHE"/initramfs-*.cpio.gz; do
+    v=${f#"$NBDK_VM_CACHE"/initramfs-}
+    v=${v%-*.cpio.gz}
+    [[ $f == "$initrd" ]] && continue
+    if [[ $v == "$kver" || ! -e $NBDK_VM_CACHE/kernel-$v ]]; then rm -f "$f"; fi
+  done
   vm_log "built $(basename "$initrd") with ${#order[@]} modules"
 }
 

@@ -83,6 +83,18 @@ vm_qemu_argv() {
   QEMU_ARGV+=(-append "$append")
 }
 
+# The platforms the VM tests run on, by name: a kernel line (kernel.sh) and
+# a userland. Sets NBDK_VM_KERNEL for kernel.sh.
+#   debian12       Debian 12's kernel (6.1) and the host's Debian 12 (Ceph 16)
+#   debian12-k612  bookworm-backports' kernel (6.12), the host's Debian 12
+vm_platform() {
+  case "$1" in
+    debian12) export NBDK_VM_KERNEL=stable ;;
+    debian12-k612) export NBDK_VM_KERNEL=backports ;;
+    *) vm_die "unknown platform $1: expected debian12 or debian12-k612" ;;
+  esac
+}
+
 # Loads KVER, KERNEL, INITRD, MODDIR (fetching/building them if needed).
 vm_load_kernel() {
   local out

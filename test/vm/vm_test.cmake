@@ -4,7 +4,8 @@
 # late for them).
 #
 #   nbdk_add_vm_test(NAME <name> COMMAND <argv>... [TIMEOUT <seconds>]
-#                    [ENV <NAME=VALUE>...] [SYSTEMD | CONTAINER] [HOST])
+#                    [ENV <NAME=VALUE>...] [SYSTEMD | CONTAINER] [HOST]
+#                    [PLATFORMS <platform>...])
 #
 # Runs <argv> inside the shared test VM through test/vm/vm-exec, in the
 # calling directory's build directory (the host's / is the VM's /, so
@@ -21,6 +22,12 @@
 # test/container). HOST: <argv> runs on the host, with
 # NBDK_VM_STATE naming the VM (for scripts that power-cut and boot it).
 #
+# PLATFORMS: the test runs again on each platform named (test/vm/lib.sh's
+# vm_platform: another kernel, another userland) as <name>_<platform>, in
+# that platform's own VM (fixture vm_<platform>, vm_systemd_<platform> or
+# vm_container_<platform>, each booted once for all its tests), labelled
+# `platform` too. The default platform is debian12.
+#
 # A device the command leaves configured is reported in its output and
 # unmapped before the next test. TIMEOUT (default 300) bounds the command inside the VM; CTest's own
 # timeout is 60 s longer so that vm-exec reports a timeout (and the console
@@ -32,15 +39,43 @@ set(NBDK_VM_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "test/vm scripts")
 set(NBDK_VM_STATE ${CMAKE_BINARY_DIR}/vm-state CACHE INTERNAL "test VM state")
 set(NBDK_VM_SYSTEMD_STATE ${CMAKE_BINARY_DIR}/vm-state-systemd CACHE INTERNAL "systemd test VM state")
 set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNAL "container test VM state")
+# The platforms CI runs besides the default (debian12): where the kernel's
+# nbd driver differs. The tests that cover what differs name them in
+# PLATFORMS; `-DNBDK_VM_PLATFORMS=` turns them off.
+set(NBDK_VM_PLATFORMS debian12-k612 CACHE STRING "VM test platforms besides debian12 (test/vm/lib.sh)")
 
 function(nbdk_add_vm_test)
-  cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV" ${ARGN})
+  cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV;PLATFORMS" ${ARGN})
   if(NOT VT_NAME OR NOT VT_COMMAND)
     message(FATAL_ERROR "nbdk_add_vm_test: NAME and COMMAND are required")
   endif()
   if(NOT VT_TIMEOUT)
     set(VT_TIMEOUT 300)
   endif()
+  set(kind)
+  foreach(flag SYSTEMD CONTAINER HOST)
+    if(VT_${flag})
+      list(APPEND kind ${flag})
+    endif()
+  endforeach()
+  foreach(platform IN LISTS VT_PLATFORMS)
+    nbdk_add_vm_platform_test(${VT_NAME}_${platform} ${platform} "${VT_TIMEOUT}" "${kind}" "${VT_ENV}" ${VT_COMMAND})
+  endforeach()
+  nbdk_add_vm_platform_test(${VT_NAME} "" "${VT_TIMEOUT}" "${kind}" "${VT_ENV}" ${VT_COMMAND})
+endfunction()
+
+# One registration of a VM test: on `platform` ("" for the default one).
+function(nbdk_add_vm_platform_test name platform timeout kind env)
+  set(VT_NAME ${name})
+  set(VT_TIMEOUT ${timeout})
+  set(VT_COMMAND ${ARGN})
+  set(VT_ENV ${env})
+  foreach(flag SYSTEMD CONTAINER HOST)
+    set(VT_${flag} FALSE)
+    if(flag IN_LIST kind)
+      set(VT_${flag} TRUE)
+    endif()
+  endforeach()
   set(env_args)
   foreach(e IN LISTS VT_ENV)
     list(APPEND env_args --env ${e})
@@ -62,14 +97,26 @@ function(nbdk_add_vm_test)
     set(fixture vm)
     set(state ${NBDK_VM_STATE})
   endif()
+  set(labels vm)
+  set(platform_env)
+  if(platform)
+    set(fixture ${fixture}_${platform})
+    set(state ${state}-${platform})
+    set(labels vm platform)
+    set(platform_env ";NBDK_VM_PLATFORM=${platform}")
+  endif()
   set_tests_properties(${VT_NAME} PROPERTIES
     FIXTURES_REQUIRED ${fixture}
     RESOURCE_LOCK vm
-    LABELS vm
+    LABELS "${labels}"
     TIMEOUT ${ctest_timeout}
-    ENVIRONMENT "NBDK_VM_STATE=${state};NBDK_VM_DIR=${NBDK_VM_DIR}")
-  if(NOT VT_NAME STREQUAL "vm_kernel" AND NOT VT_SYSTEMD AND NOT VT_CONTAINER)
+    ENVIRONMENT "NBDK_VM_STATE=${state};NBDK_VM_DIR=${NBDK_VM_DIR}${platform_env}")
+  if(NOT VT_NAME MATCHES "^vm_kernel" AND NOT VT_SYSTEMD AND NOT VT_CONTAINER)
     # Ordering only: the harness's own check runs first, in a fresh VM.
-    set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel)
+    if(platform)
+      set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel_${platform})
+    else()
+      set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel)
+    endif()
   endif()
 endfunction()
