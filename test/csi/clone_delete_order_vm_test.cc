@@ -11,7 +11,7 @@
 #include "journal/volume_id.h"
 #include "ceph/rados_cluster.h"
 #include "test/csi/controller_vm_helpers.h"
-#include "test/csi/csi_sanity_vm_fixture.h"
+#include "test/csi/sanity_style_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {

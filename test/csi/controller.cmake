@@ -26,16 +26,17 @@ nbdk_add_node_vm_test(NAME controller_vm SOURCES controller_vm_test.cc TIMEOUT 1
 # in the VM.
 nbdk_add_node_vm_test(NAME snapshot_vm SOURCES snapshot_vm_test.cc TIMEOUT 600)
 
-# The CSI sanity suite's specs (csi-test v5 pkg/sanity) for what nbdkeeper
-# advertises, through nbdkeeperd and a gRPC client: runs in the VM.
-nbdk_add_node_vm_test(NAME csi_sanity_vm
-  SOURCES csi_sanity_vm_fixture.cc csi_sanity_controller_vm_test.cc csi_sanity_snapshot_vm_test.cc
-          csi_sanity_node_vm_test.cc
-  TIMEOUT 600)
+# The real CSI sanity suite, csi-test's csi-sanity binary, through
+# nbdkeeperd: runs in the VM (which sees the host's / at the same paths).
+get_filename_component(nbdk_default_csi_sanity ${CMAKE_SOURCE_DIR}/../shared/bin/csi-sanity ABSOLUTE)
+set(NBDK_CSI_SANITY ${nbdk_default_csi_sanity} CACHE FILEPATH "csi-test v5.4.0's csi-sanity binary")
+nbdk_add_node_vm_test(NAME csi_sanity_vm SOURCES csi_sanity_vm_test.cc TIMEOUT 1680
+  PLATFORMS ${NBDK_VM_PLATFORMS})
+target_compile_definitions(csi_sanity_vm_test PRIVATE NBDK_CSI_SANITY="${NBDK_CSI_SANITY}")
 
 # Source, snapshot and clone of a volume deleted in all six orders: runs in
 # the VM.
-nbdk_add_node_vm_test(NAME clone_delete_order_vm SOURCES clone_delete_order_vm_test.cc csi_sanity_vm_fixture.cc
+nbdk_add_node_vm_test(NAME clone_delete_order_vm SOURCES clone_delete_order_vm_test.cc sanity_style_fixture.cc
   TIMEOUT 600)
 
 # A crash between any two RBD steps of CreateSnapshot and of CreateVolume

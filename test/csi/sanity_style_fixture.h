@@ -1,9 +1,7 @@
-// The CSI sanity suite (kubernetes-csi/csi-test v5, pkg/sanity) re-told
-// with the project's own gRPC client, against the real nbdkeeperd and the
-// VM's Ceph. CI cannot fetch the suite, so each of its specs that applies to
-// what nbdkeeper advertises is a test here, named after the spec; the specs
-// the suite itself skips for these capabilities are listed in the README
-// ("CSI sanity expectations").
+// VM tests in the CSI sanity suite's style (kubernetes-csi/csi-test v5,
+// pkg/sanity), for what the suite itself does not try (clone_delete_order_vm),
+// with the project's own gRPC client against the real nbdkeeperd and the VM's
+// Ceph. The suite itself runs as csi_sanity_vm.
 //
 // The fixture plays the suite's TestContext and Resources: its requests are
 // built as the suite's Make*Req build them (SINGLE_NODE_WRITER mount

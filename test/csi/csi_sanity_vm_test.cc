@@ -1,0 +1,89 @@
+// The real CSI sanity suite: csi-test's own csi-sanity binary (v5.4.0, the
+// path CMake's NBDK_CSI_SANITY names) against the real nbdkeeperd in the VM,
+// serving Identity, Controller and Node on one socket, on the VM's Ceph.
+// Every spec the suite runs for what nbdkeeper advertises must pass; the
+// suite's own output is printed whole, so a failing spec names itself.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "test/common/vm_command.h"
+#include "test/csi/node_vm_fixture.h"
+
+namespace nbdk::vmtest {
+namespace {
+
+class CsiSanitySuite : public NodeVmTest {
+ protected:
+  // Mode 0600, as every file holding a key.
+  static void WritePrivate(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), 0600);
+  }
+};
+
+// The secrets file: the cephx user and key for every call that takes
+// secrets (csi-test's CSISecrets keys).
+std::string SecretsYaml() {
+  static const char* const kCalls[] = {
+      "CreateVolumeSecret",     "DeleteVolumeSecret",       "ControllerPublishVolumeSecret",
+      "ControllerUnpublishVolumeSecret", "ControllerValidateVolumeCapabilitiesSecret",
+      "NodeStageVolumeSecret",  "NodePublishVolumeSecret",  "CreateSnapshotSecret",
+      "DeleteSnapshotSecret",   "ControllerExpandVolumeSecret", "NodeExpandVolumeSecret",
+      "ListSnapshotsSecret",
+  };
+  std::string yaml;
+  for (const char* call : kCalls) {
+    yaml += std::string(call) + ":\n  userID: \"" + Ceph().user + "\"\n  userKey: \"" + Ceph().key + "\"\n";
+  }
+  return yaml;
+}
+
+TEST_F(CsiSanitySuite, EverySpecPasses) {
+  ASSERT_TRUE(std::filesystem::exists(NBDK_CSI_SANITY))
+      << NBDK_CSI_SANITY << " is missing: csi-sanity is built from kubernetes-csi/csi-test v5.4.0's cmd/csi-sanity "
+      << "(see README.md, \"Tests\"); configure with -DNBDK_CSI_SANITY=<path> to use another copy";
+  const std::string dir = Root() + "/csi-sanity";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  WritePrivate(dir + "/secrets.yaml", SecretsYaml());
+  // The StorageClass parameters of the suite's volumes, and its snapshots'.
+  WritePrivate(dir + "/volume-parameters.yaml", "clusterID: test\npool: " + Ceph().pool + "\n");
+  WritePrivate(dir + "/snapshot-parameters.yaml", "clusterID: test\n");
+
+  // Staging and mount paths lie beneath the daemon's --kubelet-root (its
+  // root), where it accepts them; the suite makes and removes them itself.
+  auto start = std::chrono::steady_clock::now();
+  auto child = SpawnedChild::Spawn(
+      {NBDK_CSI_SANITY, "-csi.endpoint=" + Daemon().endpoint(), "-csi.stagingdir=" + dir + "/staging",
+       "-csi.mountdir=" + dir + "/mount", "-csi.secrets=" + dir + "/secrets.yaml",
+       "-csi.testvolumeparameters=" + dir + "/volume-parameters.yaml",
+       "-csi.testsnapshotparameters=" + dir + "/snapshot-parameters.yaml", "-csi.testvolumesize=67108864",
+       "-csi.testvolumeexpandsize=134217728", "-ginkgo.no-color", "-ginkgo.timeout=25m"},
+      /*merge_stderr=*/true);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  auto read = child->ReadToEnd(std::chrono::minutes(26));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  auto exit = child->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  const std::string& out = *read;
+  std::printf("%s\n", out.c_str());
+  std::printf("csi-sanity took %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+
+  // "Ran 61 of 92 Specs in ..." and "SUCCESS! -- 61 Passed | 0 Failed | ...".
+  std::smatch ran, tally;
+  ASSERT_TRUE(std::regex_search(out, ran, std::regex(R"(Ran (\d+) of (\d+) Specs)"))) << "no summary";
+  ASSERT_TRUE(std::regex_search(out, tally, std::regex(R"((\d+) Passed \| (\d+) Failed)"))) << "no tally";
+  EXPECT_EQ(exit->code, 0) << exit->ToString();
+  EXPECT_EQ(tally[2].str(), "0") << "failed specs";
+  EXPECT_EQ(tally[1].str(), ran[1].str()) << "every spec that ran passed";
+  EXPECT_GE(std::stoi(ran[1].str()), 50) << "the suite ran too few specs: a capability went missing";
+}
+
+}  // namespace
+}  // namespace nbdk::vmtest
