@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "csi/controller/clone_operations.h"
-#include "csi/controller/controller_operations.h"
 #include "base/quote_field.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
 #include "csi/controller/omap_volume_journal.h"
+#include "csi/controller/volume_lookup.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
