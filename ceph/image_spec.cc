@@ -1,8 +1,7 @@
 #include "ceph/image_spec.h"
 
-#include <cctype>
-
 #include "base/quote_field.h"
+#include "base/text_rules.h"
 
 namespace nbdk {
 
@@ -25,11 +24,7 @@ Status CheckCephName(std::string_view field, std::string_view value, bool requir
   std::string f(field);
   if (value.empty()) return required ? Status::InvalidArgument(f + ": missing") : Status::Ok();
   if (value.size() > 255) return Status::InvalidArgument(f + ": longer than 255 bytes");
-  for (char c : value) {
-    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
-      return Status::InvalidArgument(f + ": contains whitespace or a control character");
-    }
-  }
+  if (HasSpaceOrControl(value)) return Status::InvalidArgument(f + ": contains whitespace or a control character");
   std::string shown = f + ": " + QuoteField(value) + " ";
   if (value.find_first_of("/@") != std::string_view::npos) return Status::InvalidArgument(shown + "contains '/' or '@'");
   if (value.front() == '-') return Status::InvalidArgument(shown + "starts with '-'");

@@ -129,6 +129,26 @@ Result<std::string> RadosCluster::PoolName(int64_t pool_id) {
   }
 }
 
+Result<std::vector<int64_t>> RadosCluster::PoolIds() {
+  // rados_pool_list writes "name\0name\0\0" and returns the length it
+  // needs, which grows when a pool is created meanwhile.
+  std::string names(4096, '\0');
+  for (;;) {
+    int rc = NoteResult(rados_pool_list(handle(), names.data(), names.size()));
+    if (rc < 0) return StatusFromRados(rc, description_ + ": list pools");
+    if (static_cast<size_t>(rc) <= names.size()) break;
+    names.assign(rc, '\0');
+  }
+  std::vector<int64_t> ids;
+  for (size_t at = 0; at < names.size() && names[at] != '\0';) {
+    std::string name(names.c_str() + at);
+    at += name.size() + 1;
+    auto id = PoolId(name);
+    if (id.ok()) ids.push_back(*id);
+  }
+  return ids;
+}
+
 IoCtx::IoCtx(std::shared_ptr<RadosCluster> cluster, rados_ioctx_t io, std::string description)
     : cluster_(std::move(cluster)), io_(io), description_(std::move(description)) {}
 

@@ -58,6 +58,9 @@ class RadosCluster {
   // BLOCKING (may wait for an OSD map). NotFound names a missing pool.
   Result<int64_t> PoolId(const std::string& pool);
   Result<std::string> PoolName(int64_t pool_id);
+  // BLOCKING. The ID of every pool of the cluster; one deleted while the
+  // list is read is left out.
+  Result<std::vector<int64_t>> PoolIds();
 
   // Any thread. Records a librados/librbd result made on this connection:
   // a connection-level error (IsConnectionError) marks it broken, and

@@ -11,14 +11,11 @@
 #include <functional>
 
 #include "base/regular_file.h"
+#include "base/text_rules.h"
+#include "ceph/cephx_credentials.h"
 
 namespace nbdk {
 namespace {
-
-bool HasSpaceOrControl(std::string_view s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
 
 std::string JoinMonitors(std::vector<std::string> monitors, bool sorted) {
   if (sorted) std::sort(monitors.begin(), monitors.end());
@@ -74,13 +71,7 @@ RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
 }
 
 Status ValidateRadosConfig(const RadosConfig& config) {
-  if (config.user_id.empty()) return Status::InvalidArgument("user_id: missing");
-  if (config.user_id.rfind("client.", 0) == 0) {
-    return Status::InvalidArgument("user_id: '" + config.user_id + "' must name the user without the 'client.' prefix");
-  }
-  if (HasSpaceOrControl(config.user_id)) {
-    return Status::InvalidArgument("user_id: contains a space or control character");
-  }
+  NBDK_RETURN_IF_ERROR(CheckCephxUserId("user_id", config.user_id));
   for (size_t i = 0; i < config.monitors.size(); ++i) {
     const std::string& m = config.monitors[i];
     if (m.empty() || HasSpaceOrControl(m)) {

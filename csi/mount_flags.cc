@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/quote_field.h"
+#include "base/text_rules.h"
 
 namespace nbdk {
 namespace {
@@ -114,11 +115,7 @@ Result<std::vector<std::string>> ParseMountFlags(const std::vector<std::string>&
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string& flag = flags[i];
     std::string where = field + "[" + std::to_string(i) + "]";
-    for (char c : flag) {
-      if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
-        return Status::InvalidArgument(where + ": contains whitespace or a control character");
-      }
-    }
+    if (HasSpaceOrControl(flag)) return Status::InvalidArgument(where + ": contains whitespace or a control character");
     std::string option;
     bool quoted = false;
     for (size_t j = 0; j <= flag.size(); ++j) {

@@ -4,24 +4,17 @@
 
 #include "csi/map_options.h"
 #include "base/quote_field.h"
+#include "ceph/cephx_credentials.h"
 #include "ceph/image_spec.h"
 
 namespace nbdk {
 namespace {
 
 constexpr size_t kMaxPathLength = 4096;
-constexpr size_t kMaxUserIdLength = 128;
 
 bool HasControlChar(std::string_view s) {
   for (char c : s) {
     if (std::iscntrl(static_cast<unsigned char>(c))) return true;
-  }
-  return false;
-}
-
-bool HasSpaceOrControl(std::string_view s) {
-  for (char c : s) {
-    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) return true;
   }
   return false;
 }
@@ -59,29 +52,15 @@ Status CheckVolumePathGiven(const std::string& path) {
   return Status::Ok();
 }
 
-// The node-stage secret. Messages name the key, never a value.
+// The node-stage secret, by the rules of ceph/cephx_credentials.h.
 Status ParseSecrets(const google::protobuf::Map<std::string, std::string>& secrets, StageRequest* out) {
   auto id = secrets.find("userID");
-  if (id == secrets.end() || id->second.empty()) return Status::InvalidArgument("secrets: userID: missing");
-  if (id->second.size() > kMaxUserIdLength) return Status::InvalidArgument("secrets: userID: longer than 128 bytes");
-  if (HasSpaceOrControl(id->second) || id->second.front() == '-') {
-    return Status::InvalidArgument("secrets: userID: contains whitespace or a control character, or starts with '-'");
-  }
+  NBDK_RETURN_IF_ERROR(CheckCephxUserId("secrets: userID", id == secrets.end() ? "" : id->second));
   out->user_id = id->second;
-
   auto key = secrets.find("userKey");
-  if (key == secrets.end()) return Status::InvalidArgument("secrets: userKey: missing");
-  // Secrets made with `echo` end in a newline; ceph's keyfile reader trims it too.
-  std::string_view k = key->second;
-  while (!k.empty() && std::isspace(static_cast<unsigned char>(k.front()))) k.remove_prefix(1);
-  while (!k.empty() && std::isspace(static_cast<unsigned char>(k.back()))) k.remove_suffix(1);
-  if (k.empty()) return Status::InvalidArgument("secrets: userKey: missing");
-  for (char c : k) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=') {
-      return Status::InvalidArgument("secrets: userKey: not a base64 cephx key");
-    }
-  }
-  out->user_key = std::string(k);
+  auto parsed = ParseCephxKey("secrets: userKey", key == secrets.end() ? "" : key->second);
+  if (!parsed.ok()) return parsed.status();
+  out->user_key = std::move(*parsed);
   return Status::Ok();
 }
 

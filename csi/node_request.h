@@ -30,7 +30,8 @@
 namespace nbdk {
 
 // NodeStageVolume. Secrets: userID and userKey are required (ceph-csi's
-// node-stage secret). Volume context (ceph-csi's keys; others are ignored):
+// node-stage secret; ceph/cephx_credentials.h says what each may be).
+// Volume context (ceph-csi's keys; others are ignored):
 //  - staticVolume: a Go boolean ("true", "1", "t", "false", ...). A static
 //    volume's volume_id is its RBD image name and clusterID and pool are
 //    required; otherwise volume_id must decode as a VolumeId.

@@ -4,11 +4,11 @@
 
 #include <limits>
 
-#include "csi/controller/controller_operations.h"
 #include "base/quote_field.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
 #include "ceph/rbd_image.h"
+#include "csi/controller/volume_lookup.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {

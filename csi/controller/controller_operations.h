@@ -16,28 +16,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "csi/controller/controller_request.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
-#include "csi/controller/omap_volume_journal.h"
 
 namespace nbdk {
-
-// A volume named by its ID: the image pool and its journal attributes.
-struct FoundVolume {
-  std::optional<IoCtx> image_pool;              // nullopt: the pool is gone
-  std::optional<VolumeAttributes> attributes;   // nullopt: no journal entry
-};
-
-// BLOCKING. Opens the volume's pool and reads csi.volume.<uuid> (or, with
-// kSnapshotJournalNames, csi.snap.<uuid>); a missing pool or object is a
-// FoundVolume with nullopt, not an error.
-Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
-                               const std::string& rados_namespace,
-                               const JournalNames& names = kVolumeJournalNames);
 
 struct CreatedVolume {
   std::string volume_id;  // ceph-csi's format (journal/volume_id.h)

@@ -6,6 +6,8 @@
 
 #include "csi/map_options.h"
 #include "base/quote_field.h"
+#include "base/text_rules.h"
+#include "ceph/cephx_credentials.h"
 #include "ceph/image_spec.h"
 #include "journal/volume_id.h"
 
@@ -13,13 +15,6 @@ namespace nbdk {
 namespace {
 
 using Params = google::protobuf::Map<std::string, std::string>;
-
-bool HasSpaceOrControl(std::string_view s) {
-  for (char c : s) {
-    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) return true;
-  }
-  return false;
-}
 
 std::string Get(const Params& params, const char* key) {
   auto it = params.find(key);
@@ -34,15 +29,12 @@ std::string Get(const Params& params, const char* key) {
 Result<ControllerSecrets> ParseControllerSecrets(const Params& secrets) {
   ControllerSecrets out;
   auto id = secrets.find("userID");
-  if (id == secrets.end() || id->second.empty()) return Status::InvalidArgument("secrets: userID: missing");
-  if (id->second.size() > 128 || HasSpaceOrControl(id->second) || id->second.front() == '-') {
-    return Status::InvalidArgument("secrets: userID: longer than 128 bytes, has whitespace or a control character, "
-                                   "or starts with '-'");
-  }
-  auto key = secrets.find("userKey");
-  if (key == secrets.end() || key->second.empty()) return Status::InvalidArgument("secrets: userKey: missing");
+  NBDK_RETURN_IF_ERROR(CheckCephxUserId("secrets: userID", id == secrets.end() ? "" : id->second));
   out.user_id = id->second;
-  out.user_key = key->second;
+  auto key = secrets.find("userKey");
+  auto parsed = ParseCephxKey("secrets: userKey", key == secrets.end() ? "" : key->second);
+  if (!parsed.ok()) return parsed.status();
+  out.user_key = std::move(*parsed);
   return out;
 }
 

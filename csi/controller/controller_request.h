@@ -3,8 +3,9 @@
 // a parsed struct, so handlers never read raw request fields. Pure.
 //
 // Errors are InvalidArgument naming the field ("parameters.pool: missing").
-// Secrets: userID and userKey (ceph-csi's provisioner secret) are required;
-// the key never appears in a message.
+// Secrets: userID and userKey (ceph-csi's provisioner secret) are required,
+// by the rules of ceph/cephx_credentials.h; the key never appears in a
+// message.
 #pragma once
 
 #include <cstdint>
@@ -101,7 +102,8 @@ struct ValidateParams {
 };
 Result<ValidateParams> ParseValidateRequest(const csi::v1::ValidateVolumeCapabilitiesRequest& request);
 
-// The request's secrets: userID and userKey, both required.
+// The request's secrets: userID and userKey, both required
+// (ceph/cephx_credentials.h); the key without surrounding whitespace.
 Result<ControllerSecrets> ParseControllerSecrets(const google::protobuf::Map<std::string, std::string>& secrets);
 
 // A CO request name (CreateVolume, CreateSnapshot): non-empty, at most 253

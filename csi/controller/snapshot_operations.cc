@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "csi/controller/clone_operations.h"
-#include "csi/controller/controller_operations.h"
 #include "base/quote_field.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
 #include "csi/controller/omap_volume_journal.h"
+#include "csi/controller/volume_lookup.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -94,24 +94,6 @@ Status DiscardSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx&
   NBDK_RETURN_IF_ERROR(RemoveOrTrashImage(cluster, io, snap));
   // A crash between the temporary snapshot and its clone leaves it behind.
   return source.empty() ? Status::Ok() : RemoveSnapshot(io, source, snap);
-}
-
-Result<std::vector<int64_t>> AllPoolIds(const std::shared_ptr<RadosCluster>& cluster) {
-  std::string names(4096, '\0');
-  for (;;) {
-    int rc = cluster->NoteResult(rados_pool_list(cluster->handle(), names.data(), names.size()));
-    if (rc < 0) return StatusFromRados(rc, "list pools");
-    if (static_cast<size_t>(rc) <= names.size()) break;
-    names.assign(rc, '\0');
-  }
-  std::vector<int64_t> ids;
-  for (size_t at = 0; at < names.size() && names[at] != '\0';) {
-    std::string name(names.c_str() + at);
-    at += name.size() + 1;
-    auto id = cluster->PoolId(name);
-    if (id.ok()) ids.push_back(*id);  // a pool deleted meanwhile is no pool
-  }
-  return ids;
 }
 
 }  // namespace
@@ -211,7 +193,7 @@ Result<std::vector<SnapshotInfo>> ListSnapshotsBlocking(const std::shared_ptr<Ra
   } else if (params.snapshot_id) {
     if (params.snapshot_id->cluster_id != cluster_id) return out;
   } else {
-    auto pools = AllPoolIds(cluster);
+    auto pools = cluster->PoolIds();
     if (!pools.ok()) return pools.status();
     journal_pools = std::move(*pools);
   }

@@ -226,6 +226,24 @@ TEST(ValidateRequest, UnsupportedCapabilityIsAnAnswerNotAnError) {
   EXPECT_FALSE(p->capabilities.ok());
 }
 
+// The Controller's secrets keep to the Node's rules (ceph/cephx_credentials.h):
+// it writes the key to a key file for librados, as the Node does for rbd-nbd.
+TEST(ControllerSecrets, FollowTheCephxRules) {
+  auto secrets_with = [](const char* field, const std::string& value) {
+    auto r = ValidCreate();
+    (*r.mutable_secrets())[field] = value;
+    return ParseCreateVolumeRequest(r);
+  };
+  auto echoed = secrets_with("userKey", std::string(kKey) + "\n");
+  ASSERT_TRUE(echoed.ok()) << echoed.status().ToString();
+  EXPECT_EQ(echoed->secrets.user_key, kKey);
+  ExpectInvalid(secrets_with("userKey", std::string(kKey).insert(10, "\n")), "secrets: userKey: not a base64 cephx key");
+  ExpectInvalid(secrets_with("userKey", std::string(kKey) + "'; rm -rf /"), "secrets: userKey: not a base64");
+  ExpectInvalid(secrets_with("userKey", " \n"), "secrets: userKey: missing");
+  ExpectInvalid(secrets_with("userID", "client.csi"), "secrets: userID: 'client.csi' names the user");
+  ExpectInvalid(secrets_with("userID", "csi\trbd"), "secrets: userID: contains whitespace");
+}
+
 // Every field an error quotes, at 64 KiB with a terminal escape: the
 // message quotes it bounded (QuoteField) and stays one inert line.
 TEST(ControllerRequests, HugeFieldsAreQuotedBounded) {

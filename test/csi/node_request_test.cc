@@ -133,6 +133,8 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
       {"no secrets", [](auto* r) { r->clear_secrets(); }, kInvalid, "secrets: userID: missing"},
       {"no userID", [](auto* r) { r->mutable_secrets()->erase("userID"); }, kInvalid, "secrets: userID: missing"},
       {"bad userID", [](auto* r) { (*r->mutable_secrets())["userID"] = "-x"; }, kInvalid, "secrets: userID"},
+      {"prefixed userID", [](auto* r) { (*r->mutable_secrets())["userID"] = "client.csi"; }, kInvalid,
+       "secrets: userID: 'client.csi' names the user with the 'client.' prefix"},
       {"no userKey", [](auto* r) { r->mutable_secrets()->erase("userKey"); }, kInvalid, "secrets: userKey: missing"},
       {"blank userKey", [](auto* r) { (*r->mutable_secrets())["userKey"] = " \n"; }, kInvalid,
        "secrets: userKey: missing"},
