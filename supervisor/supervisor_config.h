@@ -69,7 +69,7 @@ struct MapRequest {
   ImageSpec image;
   bool read_only = false;
   // Extra rbd-nbd options appended after ours, as argv tokens
-  // ({"--exclusive"}), allow-listed (supervisor/map_options.h).
+  // ({"--exclusive"}), allow-listed (supervisor/rbd_nbd_options.h).
   std::vector<std::string> map_options;
   // nbd backend cookie; empty: the volume id.
   std::string cookie;
