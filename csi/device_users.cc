@@ -1,11 +1,7 @@
 #include "csi/device_users.h"
 
-#include <dirent.h>
-
-#include <cerrno>
-#include <memory>
-
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 
@@ -35,14 +31,10 @@ Status CheckDeviceUnused(const std::string& device, const std::string& mountinfo
   // before the map may name none).
   auto index = NbdDeviceIndex(device);
   if (!index.ok()) return Status::Ok();
-  std::string holders = sysfs_root + "/block/" + NbdKernelName(*index) + "/holders";
-  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(holders.c_str()), ::closedir);
-  if (!dir) return errno == ENOENT ? Status::Ok() : Status::FromErrno(errno, "list " + holders);
+  auto holders = ReadNbdHolders(*index, sysfs_root);
+  if (!holders.ok()) return holders.status();
   std::string list;
-  while (dirent* e = ::readdir(dir.get())) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") list += (list.empty() ? "" : ", ") + name;
-  }
+  for (const std::string& h : *holders) list += (list.empty() ? "" : ", ") + h;
   if (!list.empty()) {
     return Status::FailedPrecondition(device + " is held by " + list + " (device-mapper or md); release it first");
   }

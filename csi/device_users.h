@@ -18,7 +18,7 @@ namespace nbdk {
 std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& table, const std::string& device);
 
 // BLOCKING. FailedPrecondition naming the mounts or holders of `device`,
-// read from `mountinfo_path` and <sysfs_root>/block/nbdN/holders.
+// read from `mountinfo_path` and sysfs (netlink/nbd_sysfs.h).
 Status CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
                          const std::string& sysfs_root);
 

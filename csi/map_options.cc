@@ -5,7 +5,7 @@
 #include <cctype>
 
 #include "base/quote_field.h"
-#include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_options.h"
 
 namespace nbdk {
 namespace {
@@ -41,7 +41,7 @@ Result<std::string> NbdOptionSection(std::string_view value) {
 Result<std::vector<std::string>> MapOptionArguments(std::string_view value) {
   auto section = NbdOptionSection(value);
   if (!section.ok()) return section.status();
-  return ParseMapOptions(*section);
+  return ParseRbdNbdOptions(*section);
 }
 
 }  // namespace nbdk

@@ -8,8 +8,8 @@
 // contain ':'). The mounter is "krbd" or "nbd" in any case; a section with
 // no mounter is krbd's, as in ceph-csi. When a mounter has several sections
 // the last one wins, again as in ceph-csi. nbdkeeper uses only the nbd part,
-// whose options supervisor/map_options.h allow-lists: MapOptionArguments is
-// the one reader of a mapOptions value, for CreateVolume's StorageClass
+// whose options supervisor/rbd_nbd_options.h allow-lists: MapOptionArguments
+// is the one reader of a mapOptions value, for CreateVolume's StorageClass
 // parameter and NodeStageVolume's volume context alike.
 // Pure functions.
 #pragma once
@@ -27,7 +27,7 @@ namespace nbdk {
 Result<std::string> NbdOptionSection(std::string_view value);
 
 // The rbd-nbd arguments a mapOptions value asks for: its nbd section through
-// the allow-list (supervisor/map_options.h ParseMapOptions), e.g.
+// the allow-list (supervisor/rbd_nbd_options.h ParseRbdNbdOptions), e.g.
 // "krbd:lock_on_read;nbd:try-netlink" -> {"--try-netlink"}. InvalidArgument
 // from either step.
 Result<std::vector<std::string>> MapOptionArguments(std::string_view value);

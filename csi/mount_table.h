@@ -1,8 +1,9 @@
 // MountTable: what is mounted where, from /proc/self/mountinfo.
 //
-// Reading the file is blocking (call in EventLoop::RunBlocking); parsing is
-// pure and tested on its own. Paths come back unescaped (mountinfo writes
-// space, tab, newline and backslash as \ooo octal).
+// Parsing is util-linux's libmount. Reading the file is blocking (call in
+// EventLoop::RunBlocking); parsing is pure and tested on its own. Paths come
+// back unescaped (mountinfo writes space, tab, newline and backslash as \ooo
+// octal).
 #pragma once
 
 #include <string>
@@ -22,7 +23,9 @@ struct MountEntry {
   bool read_only() const;
 };
 
-// A malformed line is Corruption naming its line number.
+// A malformed line is Corruption naming its line number; text that is not
+// mountinfo at all (an fstab, say) is Corruption saying so. Blank lines are
+// skipped.
 Result<std::vector<MountEntry>> ParseMountInfo(std::string_view text);
 Result<std::vector<MountEntry>> ReadMountTable(const std::string& path = "/proc/self/mountinfo");
 

@@ -10,6 +10,7 @@
 #include "csi/staged_volumes.h"
 #include "base/event_loop.h"
 #include "ceph/rados_clients.h"
+#include "netlink/nbd_sysfs.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {
@@ -20,7 +21,7 @@ struct NodeOptions {
   // Request paths lie beneath one of these (csi/confined_path.h).
   std::vector<std::string> path_roots = {"/var/lib/kubelet"};
   std::string mountinfo_path = "/proc/self/mountinfo";
-  std::string sysfs_root = "/sys";
+  std::string sysfs_root = kSysfsRoot;
   ResolveOptions resolve;
   std::string boot_id;
   int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported

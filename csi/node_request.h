@@ -43,7 +43,7 @@ namespace nbdk {
 //    InvalidArgument: this plugin maps with rbd-nbd only.
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form; the nbd
 //    part of mapOptions becomes allow-listed rbd-nbd arguments
-//    (supervisor/map_options.h); unmapOptions is only kept for the stash.
+//    (supervisor/rbd_nbd_options.h); unmapOptions is only kept for the stash.
 //  - encrypted: "true" is InvalidArgument (no LUKS support).
 struct StageRequest {
   std::string volume_id;

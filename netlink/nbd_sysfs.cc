@@ -15,10 +15,6 @@
 namespace nbdk {
 namespace {
 
-std::string DeviceFile(int index, const std::string& sysfs_root, const char* name) {
-  return sysfs_root + "/block/" + NbdKernelName(index) + "/" + name;
-}
-
 Status CheckIndex(int index) {
   if (index < 0) {
     return Status::InvalidArgument("nbd device index " + std::to_string(index) + " is negative");
@@ -32,9 +28,13 @@ struct FileCloser {
 
 }  // namespace
 
+std::string NbdSysfsFile(int index, const std::string& sysfs_root, std::string_view name) {
+  return sysfs_root + "/block/" + NbdKernelName(index) + "/" + std::string(name);
+}
+
 Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_root) {
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
-  const std::string path = DeviceFile(index, sysfs_root, "backend");
+  const std::string path = NbdSysfsFile(index, sysfs_root, "backend");
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "re"));
   if (!file) return Status::FromErrno(errno, "read " + path);
   // A cookie is a short identifier (rbd-nbd: a UUID); sysfs serves one page.
@@ -49,7 +49,7 @@ Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_roo
 
 Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
-  const std::string path = DeviceFile(index, sysfs_root, "pid");
+  const std::string path = NbdSysfsFile(index, sysfs_root, "pid");
   struct stat st;
   if (stat(path.c_str(), &st) == 0) return true;
   if (errno == ENOENT) return false;
@@ -59,7 +59,7 @@ Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
 
 Result<int> ReadNbdPid(int index, const std::string& sysfs_root) {
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
-  const std::string path = DeviceFile(index, sysfs_root, "pid");
+  const std::string path = NbdSysfsFile(index, sysfs_root, "pid");
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "re"));
   if (!file) return Status::FromErrno(errno, "read " + path);
   char buf[32] = {};
@@ -71,6 +71,23 @@ Result<int> ReadNbdPid(int index, const std::string& sysfs_root) {
   long long pid = digits ? std::stoll(text) : 0;
   if (pid <= 0 || pid > INT32_MAX) return Status::InvalidArgument(path + ": '" + text + "' is not a pid");
   return static_cast<int>(pid);
+}
+
+Result<std::vector<std::string>> ReadNbdHolders(int index, const std::string& sysfs_root) {
+  NBDK_RETURN_IF_ERROR(CheckIndex(index));
+  const std::string path = NbdSysfsFile(index, sysfs_root, "holders");
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), ::closedir);
+  std::vector<std::string> out;
+  if (!dir) {
+    if (errno == ENOENT) return out;
+    return Status::FromErrno(errno, "list " + path);
+  }
+  while (dirent* e = ::readdir(dir.get())) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(std::move(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const std::string& sysfs_root) {

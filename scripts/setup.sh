@@ -10,7 +10,7 @@ build_packages=(
   build-essential cmake pkg-config
   libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
-  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev
+  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev
   systemd  # systemd-analyze verify checks the unit file
   clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan
 )

@@ -1,5 +1,5 @@
-// Mapping: map, adoption, the connected state and snapshots. Planned stops
-// are in mapping_stop.cc, death and re-attach in mapping_reattach.cc.
+// Mapping: the map, the connected state, the process and its exit (the
+// other files are listed in mapping.h).
 #include "supervisor/mapping.h"
 
 #include <csignal>

@@ -13,6 +13,16 @@
 // (lock breaker, sysfs write, unmap command) are dropped.
 //
 // Loop thread only. Created and owned by the Supervisor.
+//
+// One class, one file per concern:
+//   mapping.cc           the map, the connected state, the process and its exit
+//   mapping_restart.cc   starts after a daemon restart: adopt, re-attach, expired
+//   mapping_reattach.cc  death, re-attach with backoff, expiry, LINK_DEAD, and
+//                        the wait for an attach slot maps and attaches share
+//   mapping_stop.cc      planned stops (Unmap, Detach) and Release
+//   mapping_fence.cc     the image's other clients (supervisor/image_fence.h)
+//   mapping_scope.cc     the server's cgroup (supervisor/child_scope.h)
+//   mapping_snapshot.cc  Snapshot(), for /status (mapping_snapshot.h)
 #pragma once
 
 #include <cstdint>
@@ -115,24 +125,42 @@ class Mapping {
   MappingSnapshot Snapshot() const;
 
  private:
-  // A stop request the current state answers by itself (map in flight, a
-  // stop already running, already stopped): answers it and returns true.
-  bool SettleStopEarly(const char* what, StopDone& done);
-  // mapping.cc: map, connected, stop.
+  // mapping.cc: the map, the connected state, the process and its exit.
   void Transition(MappingState to, std::string reason);
   Status SpawnRbdNbd(const std::vector<std::string>& argv, const char* role);
   void OnLine(OutputStream stream, std::string_view line);
+  void SpawnMap();
   void OnDeviceLine(const std::string& device);
+  std::string DescribeExit(const std::optional<ExitInfo>& exit) const;
   void OnProcessGone(std::optional<ExitInfo> exit);
   void FailMap(Status error);
   void FinishMapWaiters(const Result<std::string>& result);
+  bool ServerRunning() const;
+  Status KillServer(int signum);
+  int ServerPid() const;
+  // Stops every timer and gives up the attach slot or queue place.
+  void CancelPending();
+  // mapping_reattach.cc: death, re-attach, expiry, LINK_DEAD.
+  void OnDeath(std::string reason);
+  // Queues this mapping's next start (a map or an attach attempt).
+  void WaitForAttachSlot(AttachQueue::Kind kind, std::function<void()> start);
+  bool WaitingForAttachSlot() const { return attach_slot_ && !attach_slot_->granted(); }
+  void StartAttachAttempt();
+  void SpawnAttach();
+  std::string DeadlineReason() const;
+  void OnAttachFailed(std::string reason);
+  void Expire(std::string reason);
+  void OnLinkDeadGraceOver(uint64_t generation);
+  // mapping_stop.cc: planned stops.
+  // A stop request the current state answers by itself (map in flight, a
+  // stop already running, already stopped): answers it and returns true.
+  bool SettleStopEarly(const char* what, StopDone& done);
   // `rbd-nbd unmap <device>`; `done` is dropped if the mapping is gone.
   void RunUnmapCommand(std::function<void(const Result<CommandResult>&)> done);
   void StartUnmapCommand();
   void OnUnmapCommandDone(const Result<CommandResult>& result);
   void MaybeFinishStop();
   void FinishStop(MappingState to, Status status, std::string reason);
-  void SpawnMap();
   // mapping_fence.cc: the image's other clients (supervisor/image_fence.h).
   void CheckClientsBeforeMap();
   void CheckClientsBeforeAttach();
@@ -141,23 +169,6 @@ class Mapping {
   // Adds the clients that appeared since `before` to own_clients_, then
   // runs `then` (also when they cannot be listed).
   void IdentifyOwnClients(ImageClients before, std::function<void()> then);
-  bool ServerRunning() const;
-  Status KillServer(int signum);
-  int ServerPid() const;
-  // Stops every timer and gives up the attach slot or queue place.
-  void CancelPending();
-  std::string DescribeExit(const std::optional<ExitInfo>& exit) const;
-  // mapping_reattach.cc: death, re-attach, expiry, LINK_DEAD.
-  void OnDeath(std::string reason);
-  // Queues this mapping's next start (a map or an attach attempt).
-  void WaitForAttachSlot(AttachQueue::Kind kind, std::function<void()> start);
-  bool WaitingForAttachSlot() const { return attach_slot_ && !attach_slot_->granted(); }
-  void StartAttachAttempt();
-  void SpawnAttach();
-  void OnAttachFailed(std::string reason);
-  void Expire(std::string reason);
-  std::string DeadlineReason() const;
-  void OnLinkDeadGraceOver(uint64_t generation);
   // mapping_scope.cc: the server's cgroup.
   void PlaceInScope(int pid);
   void FindAdoptedScope(int pid);

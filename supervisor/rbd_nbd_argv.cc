@@ -7,7 +7,7 @@
 
 #include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
-#include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_options.h"
 
 namespace nbdk {
 
@@ -30,7 +30,7 @@ Status ValidateMapRequest(const MapRequest& r) {
   if (r.cookie.find_first_of(" \t\n") != std::string::npos) {
     return Status::InvalidArgument("cookie '" + r.cookie + "': contains spaces");
   }
-  return ValidateMapOptions(r.map_options);
+  return ValidateRbdNbdOptions(r.map_options);
 }
 
 namespace {

@@ -23,7 +23,7 @@
 namespace nbdk {
 
 // Checks everything a map needs (the volume ID by journal/volume_id.h), the map options against their allow-list
-// (supervisor/map_options.h); the error names the offending field.
+// (supervisor/rbd_nbd_options.h); the error names the offending field.
 Status ValidateMapRequest(const MapRequest& request);
 
 // `rbd-nbd map -f ...`: the foreground child that becomes the server.

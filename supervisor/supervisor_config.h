@@ -8,6 +8,7 @@
 
 #include "ceph/ceph_address.h"
 #include "ceph/image_spec.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 
@@ -16,7 +17,7 @@ struct SupervisorConfig {
   // Per-volume child output logs go to <state_dir>/logs/<volume>.log.
   std::string state_dir = "/var/lib/nbdkeeper";
   // io_timeout is written to <sysfs_root>/block/nbdN/queue/io_timeout.
-  std::string sysfs_root = "/sys";
+  std::string sysfs_root = kSysfsRoot;
   // Block-layer queue timeout set after each map (the kernel's default is
   // 30 s): IO in flight at a death moves to the re-attached connection at
   // its first tick after the re-attach. 2 s, measured against 1 s and 5 s
@@ -68,7 +69,7 @@ struct MapRequest {
   ImageSpec image;
   bool read_only = false;
   // Extra rbd-nbd options appended after ours, as argv tokens
-  // ({"--exclusive"}), allow-listed (supervisor/map_options.h).
+  // ({"--exclusive"}), allow-listed (supervisor/rbd_nbd_options.h).
   std::vector<std::string> map_options;
   // nbd backend cookie; empty: the volume id.
   std::string cookie;

@@ -7,13 +7,14 @@
 #include <memory>
 
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 
 Result<std::string> IoTimeoutPath(const std::string& sysfs_root, const std::string& device) {
   auto index = NbdDeviceIndex(device);
   if (!index.ok()) return index.status();
-  return sysfs_root + "/block/" + NbdKernelName(*index) + "/queue/io_timeout";
+  return NbdSysfsFile(*index, sysfs_root, "queue/io_timeout");
 }
 
 void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device,

@@ -16,13 +16,14 @@
 
 #include "base/event_loop.h"
 #include "base/status.h"
+#include "netlink/nbd_sysfs.h"
 #include "csi/heal/heal_plan.h"
 
 namespace nbdk {
 
 struct HealEvidenceOptions {
   std::string proc_root = "/proc";
-  std::string sysfs_root = "/sys";
+  std::string sysfs_root = kSysfsRoot;
   // The rbd-nbd the supervisor runs (a bare name is looked up in PATH, as
   // the spawn does) and the uid its children run as: a server is adopted
   // only if it matches both (csi/heal/heal_plan.h). The daemon's own uid:

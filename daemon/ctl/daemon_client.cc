@@ -52,18 +52,22 @@ Result<HttpAnswer> HttpGet(const HostPort& hp, const std::string& path) {
   }
   std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + host + "\r\n\r\n";
   std::string reply;
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+  int err = 0;
+  ssize_t sent = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  if (sent != static_cast<ssize_t>(request.size())) {
+    err = sent < 0 ? errno : EPIPE;
+  } else {
     char buf[16384];
     ssize_t n;
     while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+    if (n < 0) err = errno;
   }
   ::close(fd);
-  size_t space = reply.find(' ');
-  size_t body = reply.find("\r\n\r\n");
-  if (!reply.starts_with("HTTP/") || space == std::string::npos || body == std::string::npos) {
-    return Status::Unavailable("health endpoint: no HTTP answer to GET " + path);
-  }
-  return HttpAnswer{std::atoi(reply.c_str() + space + 1), reply.substr(body + 4)};
+  const std::string what = "health endpoint " + host + ":" + std::to_string(hp.port) + ", GET " + path;
+  if (err != 0) return Status::Unavailable(what + ": " + std::strerror(err));
+  auto answer = ParseHttpReply(reply);
+  if (!answer.ok()) return answer.status().WithContext(what);
+  return answer;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "csi/proto/csi.grpc.pb.h"
 #include "daemon/config.h"
 #include "daemon/ctl/ctl_args.h"
+#include "daemon/ctl/http_reply.h"
 
 namespace nbdk::ctl {
 
@@ -34,11 +35,6 @@ struct CtlError {
 // The daemon's settings the CLI needs: flags, else the daemon's config file,
 // else the daemon's defaults (one parser: daemon/config.h).
 Result<Config> DaemonSettings(const GlobalOptions& global);
-
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-};
 
 class DaemonClient {
  public:

@@ -22,9 +22,10 @@ add_dependencies(controller_isolation_test nbdkeeperd)
 nbdk_add_node_vm_test(NAME controller_vm SOURCES controller_vm_test.cc TIMEOUT 180)
 
 # Snapshots and clones on the real kernel and Ceph, through nbdkeeperd and a
-# gRPC client (restore, clone, data, omap keys, codes, delete orders): runs
-# in the VM.
-nbdk_add_node_vm_test(NAME snapshot_vm SOURCES snapshot_vm_test.cc TIMEOUT 600)
+# gRPC client: their data (restore, clone, delete orders) and their contract
+# (codes, listing, ceph-csi's layout). One executable, so one daemon: runs in
+# the VM.
+nbdk_add_node_vm_test(NAME snapshot_vm SOURCES snapshot_data_vm_test.cc snapshot_contract_vm_test.cc TIMEOUT 600)
 
 # The real CSI sanity suite, csi-test's csi-sanity binary, through
 # nbdkeeperd: runs in the VM (which sees the host's / at the same paths).

@@ -7,42 +7,9 @@
 
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
-#include "csi/mount_table.h"
 
 namespace nbdk {
 namespace {
-
-TEST(MountTableTest, ParsesEntriesAndUnescapes) {
-  const char* text =
-      "22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
-      "90 30 43:0 / /var/lib/kubelet/staging/vol\\0401 rw,relatime shared:50 - ext4 /dev/nbd0 rw\n"
-      "91 30 43:0 / /mnt/pub ro,relatime - ext4 /dev/nbd0 rw\n"
-      "92 30 43:0 / /mnt/pub rw,relatime - ext4 /dev/nbd1 rw\n";
-  auto t = ParseMountInfo(text);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  ASSERT_EQ(t->size(), 4u);
-  EXPECT_EQ((*t)[1].mount_point, "/var/lib/kubelet/staging/vol 1");
-  EXPECT_EQ((*t)[1].source, "/dev/nbd0");
-  EXPECT_EQ((*t)[1].fs_type, "ext4");
-  EXPECT_TRUE((*t)[2].read_only());
-  EXPECT_FALSE((*t)[1].read_only());
-  // The top-most mount wins.
-  EXPECT_EQ(FindMount(*t, "/mnt/pub")->source, "/dev/nbd1");
-  EXPECT_EQ(FindMount(*t, "/nowhere"), nullptr);
-}
-
-TEST(MountTableTest, MalformedLineIsNamed) {
-  auto t = ParseMountInfo("22 1 0:21 / /proc rw - proc proc rw\n23 1 0:22 / /sys rw\n");
-  ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().code(), Code::kCorruption);
-  EXPECT_NE(t.status().message().find("line 2"), std::string::npos);
-}
-
-TEST(MountTableTest, ReadsThisProcess) {
-  auto t = ReadMountTable();
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_NE(FindMount(*t, "/"), nullptr);
-}
 
 TEST(FilesystemTest, MkfsArgvUsesCephCsiOptions) {
   EXPECT_EQ(MkfsArgv("ext4", "/dev/nbd0"),

@@ -4,7 +4,7 @@
 // every error keeps to the error rule (base/quote_field.h).
 #include "csi/node_request.h"
 #include "journal/volume_id.h"
-#include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_options.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_protobuf.h"
 
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     NBDK_FUZZ_CHECK(nbdk::fuzz::WithinErrorRule(request.status()));
     if (request.ok()) {
       NBDK_FUZZ_CHECK(nbdk::ValidateVolumeId(request->volume_id).ok());
-      NBDK_FUZZ_CHECK(nbdk::ValidateMapOptions(request->map_options).ok());
+      NBDK_FUZZ_CHECK(nbdk::ValidateRbdNbdOptions(request->map_options).ok());
     }
   }
   nbdk::fuzz::ParseAs<v1::NodeUnstageVolumeRequest>(data, size, nbdk::ParseUnstageRequest);

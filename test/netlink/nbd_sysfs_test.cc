@@ -64,6 +64,23 @@ TEST_F(NbdSysfsTest, MissingOrEmptyBackendIsNotFound) {
   EXPECT_EQ(empty.status().code(), Code::kNotFound);
 }
 
+TEST(NbdSysfsFileTest, NamesTheFileUnderTheDevicesDirectory) {
+  EXPECT_EQ(NbdSysfsFile(7, kSysfsRoot, "queue/io_timeout"), "/sys/block/nbd7/queue/io_timeout");
+  EXPECT_EQ(NbdSysfsFile(0, "/tmp/x", "backend"), "/tmp/x/block/nbd0/backend");
+}
+
+TEST_F(NbdSysfsTest, ListsHoldersSortedAndNoneForAMissingDevice) {
+  fs::create_directories(root_ / "block" / "nbd2" / "holders" / "md0");
+  fs::create_directories(root_ / "block" / "nbd2" / "holders" / "dm-1");
+  fs::create_directories(root_ / "block" / "nbd3" / "holders");
+  auto held = ReadNbdHolders(2, root());
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(*held, (std::vector<std::string>{"dm-1", "md0"}));
+  EXPECT_TRUE(ReadNbdHolders(3, root())->empty());
+  EXPECT_TRUE(ReadNbdHolders(9, root())->empty());
+  EXPECT_EQ(ReadNbdHolders(-1, root()).status().code(), Code::kInvalidArgument);
+}
+
 TEST_F(NbdSysfsTest, NegativeIndexIsInvalidArgument) {
   EXPECT_EQ(ReadNbdBackendCookie(-1, root()).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(NbdPidFileExists(-2, root()).status().code(), Code::kInvalidArgument);

@@ -1,4 +1,4 @@
-#include "supervisor/map_options.h"
+#include "supervisor/rbd_nbd_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -134,7 +134,7 @@ Result<std::string> CanonicalToken(std::string_view option) {
 
 }  // namespace
 
-Result<std::vector<std::string>> ParseMapOptions(std::string_view csv) {
+Result<std::vector<std::string>> ParseRbdNbdOptions(std::string_view csv) {
   std::vector<std::string> tokens;
   size_t start = 0;
   while (start <= csv.size()) {
@@ -151,7 +151,7 @@ Result<std::vector<std::string>> ParseMapOptions(std::string_view csv) {
   return tokens;
 }
 
-Status ValidateMapOptions(const std::vector<std::string>& tokens) {
+Status ValidateRbdNbdOptions(const std::vector<std::string>& tokens) {
   for (const std::string& token : tokens) {
     if (!token.starts_with("--")) {
       return Status::InvalidArgument("map option " + QuoteField(token) + ": not an option (must start with '--')");

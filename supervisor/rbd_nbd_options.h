@@ -1,4 +1,5 @@
-// Map options: the rbd-nbd options a StorageClass may add to a mapping, by
+// RbdNbdOptions: the rbd-nbd options a StorageClass may add to a mapping
+// (the nbd part of its mapOptions, which csi/map_options.h picks out), by
 // allow-list. The one parser of them: CreateVolume checks a StorageClass's
 // mapOptions with it, NodeStageVolume turns them into argv with it, and the
 // supervisor re-checks journaled argv with it before every map or attach.
@@ -29,10 +30,10 @@ namespace nbdk {
 // token in its canonical spelling. InvalidArgument naming the option when
 // it is not allowed, lacks a value it needs, has one it must not, or has a
 // value outside its rule.
-Result<std::vector<std::string>> ParseMapOptions(std::string_view csv);
+Result<std::vector<std::string>> ParseRbdNbdOptions(std::string_view csv);
 
 // Checks argv tokens (a journal record's, or a MapRequest's) against the same
 // allow-list, one "--name[=value]" token per option.
-Status ValidateMapOptions(const std::vector<std::string>& tokens);
+Status ValidateRbdNbdOptions(const std::vector<std::string>& tokens);
 
 }  // namespace nbdk
