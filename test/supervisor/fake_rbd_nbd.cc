@@ -106,6 +106,13 @@ void Unwatch(const std::string& image) {
 }
 
 int Serve(const std::string& image, const std::string& device, const std::map<std::string, std::string>& kv) {
+  // SIGTERM waits for sigwait from the start, as rbd-nbd's handler is in
+  // place before it connects: an unmap right after the device is printed
+  // must still see the watch removed.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
   std::ofstream(Path(image + ".watchers"), std::ios::app) << ClientLine() << "\n";
   std::ofstream(Path(DevName(device) + ".pid")) << getpid();
   std::printf("%s\n", device.c_str());
@@ -116,10 +123,6 @@ int Serve(const std::string& image, const std::string& device, const std::map<st
     SleepMs(IntOr(kv, "crash_after_ms", 0));
     raise(SIGKILL);
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
   int sig = 0;
   sigwait(&set, &sig);
   std::fprintf(stderr, "fake: SIGTERM, detaching %s\n", device.c_str());
