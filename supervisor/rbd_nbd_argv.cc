@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "ceph/cephx_credentials.h"
 #include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/rbd_nbd_options.h"
@@ -16,11 +17,8 @@ Status ValidateMapRequest(const MapRequest& r) {
   NBDK_RETURN_IF_ERROR(CheckCephName("pool", r.image.pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("rados_namespace", r.image.rados_namespace, false));
   NBDK_RETURN_IF_ERROR(CheckCephName("image", r.image.image, true));
+  NBDK_RETURN_IF_ERROR(CheckCephxUserId("user_id", r.image.user_id));
   // Each is one argv token after its option; a leading '-' would make it one.
-  if (r.image.user_id.empty() || r.image.user_id.front() == '-' ||
-      r.image.user_id.find_first_of(" \t\n") != std::string::npos) {
-    return Status::InvalidArgument("user_id '" + r.image.user_id + "': empty, starts with '-' or contains spaces");
-  }
   if (r.image.keyfile.empty()) return Status::InvalidArgument("keyfile: missing");
   for (const auto& m : r.image.monitors) {
     if (m.empty() || m.front() == '-' || m.find_first_of(", \t\n") != std::string::npos) {

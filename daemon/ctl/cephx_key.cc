@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ceph/cephx_credentials.h"
+
 namespace nbdk::ctl {
 namespace {
 
@@ -14,19 +16,11 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
-bool IsBase64(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=') return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<std::string> CephxKeyFrom(const std::string& text, const std::string& user_id) {
-  std::string bare = Trim(text);
-  if (IsBase64(bare)) return bare;
+  // A bare key (a --keyfile), else the user's section of a keyring.
+  if (auto bare = ParseCephxKey("key", text); bare.ok()) return bare;
   std::istringstream lines(text);
   std::string section, wanted = "[client." + user_id + "]";
   for (std::string line; std::getline(lines, line);) {
@@ -37,8 +31,8 @@ Result<std::string> CephxKeyFrom(const std::string& text, const std::string& use
     }
     size_t eq = line.find('=');
     if (section != wanted || eq == std::string::npos || Trim(line.substr(0, eq)) != "key") continue;
-    std::string key = Trim(line.substr(eq + 1));
-    if (IsBase64(key)) return key;
+    auto key = ParseCephxKey("key", line.substr(eq + 1));
+    if (key.ok()) return key;
     return Status::InvalidArgument("the key of client." + user_id + " is not base64");
   }
   return Status::NotFound("no key for client." + user_id + " (neither a bare key nor a keyring section " + wanted + ")");
