@@ -24,11 +24,12 @@ while read -r ko params; do
   insmod "/modules/$ko" $params || fail "insmod $ko failed"
 done </modules/order
 
-stage2= disk=
+stage2= disk= work=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     nbdk.stage2=*) stage2=${arg#nbdk.stage2=} ;;
     nbdk.disk=*) disk=${arg#nbdk.disk=} ;;
+    nbdk.work=*) work=${arg#nbdk.work=} ;;
   esac
 done
 [ -n "$stage2" ] || fail "no nbdk.stage2= on the kernel command line"
@@ -47,6 +48,16 @@ fi
 mkdir -p /rw/upper /rw/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
   fail "cannot mount the overlay root"
+# A platform's own root (not the host's) does not hold the repository: the
+# host's directory around it comes as a second share, at its own path,
+# read-only under an overlay of its own as the root is.
+if [ -n "$work" ]; then
+  mkdir -p /work-lower /rw/work-upper /rw/work-work "/newroot$work"
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostwork /work-lower ||
+    fail "cannot mount the host's $work over 9p"
+  mount -t overlay overlay -o lowerdir=/work-lower,upperdir=/rw/work-upper,workdir=/rw/work-work "/newroot$work" ||
+    fail "cannot mount the overlay on $work"
+fi
 for d in proc sys dev; do
   mount --move "/$d" "/newroot/$d" || fail "cannot move /$d"
 done

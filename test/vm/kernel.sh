@@ -39,7 +39,7 @@ case "$line" in
   *) vm_die "NBDK_VM_KERNEL=$line: expected stable or backports" ;;
 esac
 # The cache keeps one kernel per line: a root's kernel is its own line.
-[[ -z $root ]] || line=root-$(basename "$root")
+[[ -z $root ]] || line=$(basename "$root")
 
 # apt of the host, or of the platform's root.
 apt_of_line() {
@@ -83,6 +83,8 @@ fetch_kernel() {
   rm -rf "$dest"
   dpkg -x "$tmp"/linux-image-"$kver"_*.deb "$dest"
   rm -rf "$tmp"
+  # Debian 13's packages ship /usr/lib/modules only (merged /usr).
+  [[ -e $dest/lib ]] || ln -s usr/lib "$dest/lib"
   depmod -b "$dest" "$kver"
   echo "$line" >"$dest/.line"
   touch "$dest/.complete"

@@ -71,9 +71,17 @@ vm_qemu_argv() {
     -m "${NBDK_VM_MEM:-2048}" -smp "${NBDK_VM_CPUS:-2}"
     -no-reboot -nic none
     -kernel "$KERNEL" -initrd "$INITRD"
-    -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+    -virtfs "local,path=${NBDK_VM_ROOT:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$NBDK_VM_STATE/share,mount_tag=nbdkshare,security_model=none,multidevs=remap"
   )
+  if [[ -n ${NBDK_VM_ROOT:-} ]]; then
+    # The repository's parent: the sources, the build trees, the cache and
+    # the CSI tools beside it (../shared), at their host paths.
+    local work
+    work=$(dirname "$NBDK_REPO")
+    QEMU_ARGV+=(-virtfs "local,path=$work,mount_tag=hostwork,security_model=none,readonly=on,multidevs=remap")
+    append+=" nbdk.work=$work"
+  fi
   if [[ $init == systemd ]]; then
     # No getty on the serial console: its device unit never shows up
     # here, and the wait for it keeps the system "starting" for 90 s.
@@ -87,11 +95,18 @@ vm_qemu_argv() {
 # a userland. Sets NBDK_VM_KERNEL for kernel.sh.
 #   debian12       Debian 12's kernel (6.1) and the host's Debian 12 (Ceph 16)
 #   debian12-k612  bookworm-backports' kernel (6.12), the host's Debian 12
+#   debian13       Debian 13's kernel (6.12) and root (Ceph 18), made by
+#                  platform-root.sh; sets NBDK_VM_ROOT too
 vm_platform() {
+  unset NBDK_VM_ROOT
   case "$1" in
     debian12) export NBDK_VM_KERNEL=stable ;;
     debian12-k612) export NBDK_VM_KERNEL=backports ;;
-    *) vm_die "unknown platform $1: expected debian12 or debian12-k612" ;;
+    debian13)
+      NBDK_VM_ROOT=$("$NBDK_VM_DIR/platform-root.sh" debian13) || vm_die "no debian13 root"
+      export NBDK_VM_ROOT NBDK_VM_KERNEL=stable
+      ;;
+    *) vm_die "unknown platform $1: expected debian12, debian12-k612 or debian13" ;;
   esac
 }
 

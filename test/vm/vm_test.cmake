@@ -43,6 +43,9 @@ set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNA
 # nbd driver differs. The tests that cover what differs name them in
 # PLATFORMS; `-DNBDK_VM_PLATFORMS=` turns them off.
 set(NBDK_VM_PLATFORMS debian12-k612 CACHE STRING "VM test platforms besides debian12 (test/vm/lib.sh)")
+# The platform this build tree's own VM tests boot: empty for debian12;
+# scripts/platform-build.sh sets it for a tree built in a platform's root.
+set(NBDK_VM_PLATFORM "" CACHE STRING "the platform of this build tree's VM tests (empty: debian12)")
 
 function(nbdk_add_vm_test)
   cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV;PLATFORMS" ${ARGN})
@@ -99,6 +102,9 @@ function(nbdk_add_vm_platform_test name platform timeout kind env)
   endif()
   set(labels vm)
   set(platform_env)
+  if(NBDK_VM_PLATFORM)
+    set(platform_env ";NBDK_VM_PLATFORM=${NBDK_VM_PLATFORM}")
+  endif()
   if(platform)
     set(fixture ${fixture}_${platform})
     set(state ${state}-${platform})

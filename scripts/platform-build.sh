@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds nbdkeeper and its tests inside a platform's own root
+# (test/vm/platform-root.sh: Debian 13's compilers and libraries), into
+# build-<platform>, whose VM tests then boot that platform:
+#   scripts/platform-build.sh debian13
+#   ctest --test-dir build-debian13 -L vm -R 'chaos|heal|csi_sanity'
+# The host's directory around the repository is bound into the root at its
+# own path for the build, and unbound after.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+platform=${1:?usage: platform-build.sh PLATFORM}
+build=${NBDK_PLATFORM_BUILD_DIR:-$repo/build-$platform}
+[[ $(id -u) -eq 0 ]] || { echo "platform-build.sh: needs root (chroot, mount)" >&2; exit 1; }
+
+root=$("$repo/test/vm/platform-root.sh" "$platform")
+work=$(dirname "$repo")
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" || true; done
+}
+trap cleanup EXIT
+bind() {
+  mkdir -p "$root$1"
+  mount --bind "$1" "$root$1"
+  mounts+=("$root$1")
+}
+bind "$work"
+bind /dev
+mount -t proc proc "$root/proc" && mounts+=("$root/proc")
+
+in_root() {
+  chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    CCACHE_DIR="${CCACHE_DIR:-$repo/.vm-cache/ccache-$platform}" CCACHE_BASEDIR="$work" "$@"
+}
+in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
+in_root cmake --build "$build" -j"$(nproc)"
