@@ -19,7 +19,7 @@
 #include "ceph/rados_cluster.h"
 #include "ceph/rbd_image.h"
 #include "journal/volume_id.h"
-#include "test/csi/controller_vm_helpers.h"
+#include "test/csi/controller/controller_vm_helpers.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {

@@ -32,7 +32,7 @@
 #include "ceph/rbd_image.h"
 #include "csi/controller/omap_volume_journal.h"
 #include "journal/volume_id.h"
-#include "test/csi/controller_vm_helpers.h"
+#include "test/csi/controller/controller_vm_helpers.h"
 
 namespace nbdk::vmtest {
 namespace {

@@ -13,7 +13,7 @@
 #include <iostream>
 #include <vector>
 
-#include "test/csi/snapshot_vm_fixture.h"
+#include "test/csi/controller/snapshot_vm_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {

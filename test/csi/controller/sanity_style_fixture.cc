@@ -1,4 +1,4 @@
-#include "test/csi/sanity_style_fixture.h"
+#include "test/csi/controller/sanity_style_fixture.h"
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "test/csi/snapshot_vm_fixture.h"
+#include "test/csi/controller/snapshot_vm_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "journal/volume_id.h"
 #include "ceph/rados_cluster.h"
-#include "test/csi/controller_vm_helpers.h"
-#include "test/csi/sanity_style_fixture.h"
+#include "test/csi/controller/controller_vm_helpers.h"
+#include "test/csi/controller/sanity_style_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {
