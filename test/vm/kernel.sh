@@ -41,6 +41,10 @@ esac
 # The cache keeps one kernel per line: a root's kernel is its own line.
 [[ -z $root ]] || line=$(basename "$root")
 
+# The line a cached kernel belongs to (kernels cached before lines were
+# recorded are the stable line's).
+line_of() { cat "$1/.line" 2>/dev/null || echo stable; }
+
 # apt of the host, or of the platform's root.
 apt_of_line() {
   if [[ -n $root ]]; then
@@ -63,7 +67,7 @@ wanted_version() {
 newest_cached_version() {
   local d
   for d in "$NBDK_VM_CACHE"/kernel-*/.complete; do
-    [[ -e $d && $(cat "$(dirname "$d")/.line" 2>/dev/null || echo stable) == "$line" ]] && basename "$(dirname "$d")"
+    [[ -e $d && $(line_of "$(dirname "$d")") == "$line" ]] && basename "$(dirname "$d")"
   done | sed 's/^kernel-//' | sort -V | tail -n1
 }
 
@@ -76,7 +80,7 @@ fetch_kernel() {
   tmp=$(mktemp -d "${root:-/tmp}/kernel.XXXXXX")
   chmod 0777 "$tmp"
   vm_log "downloading linux-image-$kver (line $line; once; cached in $NBDK_VM_CACHE)"
-  if ! (cd "$tmp" && apt_of_line sh -c "cd '${tmp#"$root"}' && apt-get download -q 'linux-image-$kver'" >&2); then
+  if ! apt_of_line env -C "${tmp#"$root"}" apt-get download -q "linux-image-$kver" >&2; then
     rm -rf "$tmp"
     return 1
   fi
@@ -91,7 +95,7 @@ fetch_kernel() {
   # The line's older kernels are kept no longer (~400 MB each once unpacked).
   local d
   for d in "$NBDK_VM_CACHE"/kernel-*; do
-    if [[ $d != "$dest" && $(cat "$d/.line" 2>/dev/null || echo stable) == "$line" ]]; then rm -rf "$d"; fi
+    if [[ $d != "$dest" && $(line_of "$d") == "$line" ]]; then rm -rf "$d"; fi
   done
 }
 
