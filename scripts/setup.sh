@@ -4,21 +4,29 @@
 #   scripts/setup.sh               everything
 #   scripts/setup.sh --build-only  what building the daemon needs
 #   scripts/setup.sh --image       that, and what scripts/image.sh needs
+#   scripts/setup.sh --print LIST  LIST's packages, one a line (build,
+#                                  vm-guest), for test/vm/platform-root.sh
 set -euo pipefail
 
+# What compiling the daemon and its tests needs.
 build_packages=(
   build-essential cmake pkg-config
   libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev
+)
+# The host's own checks.
+check_packages=(
   systemd  # systemd-analyze verify checks the unit file
   clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan
 )
 # The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
-# nbd, and a one-node Ceph runs inside it from the host's own packages.
-vm_packages=(
-  qemu-system-x86 busybox-static cpio kmod
-  ceph-mon ceph-osd ceph-common rbd-nbd
+# nbd (the host side), and a one-node Ceph and the tests' tools run inside it
+# from the host's own packages (the guest side; a platform with a root of its
+# own installs these there).
+vm_host_packages=(qemu-system-x86 busybox-static cpio)
+vm_guest_packages=(
+  kmod ceph-mon ceph-osd ceph-common rbd-nbd
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
   python3-yaml  # test/container reads the DaemonSet's manifest
 )
@@ -28,11 +36,20 @@ vm_packages=(
 # same podman, conmon and runc inside the VM (the host's root is the VM's).
 image_packages=(mmdebstrap gpg podman conmon runc)
 
-want=("${build_packages[@]}")
+if [[ ${1:-} == --print ]]; then
+  case "${2:-}" in
+    build) printf '%s\n' "${build_packages[@]}" ;;
+    vm-guest) printf '%s\n' "${vm_guest_packages[@]}" ;;
+    *) echo "setup.sh --print: expected build or vm-guest" >&2; exit 2 ;;
+  esac
+  exit 0
+fi
+
+want=("${build_packages[@]}" "${check_packages[@]}")
 case "${1:-}" in
   --build-only) ;;
   --image) want+=("${image_packages[@]}") ;;
-  *) want+=("${vm_packages[@]}" "${image_packages[@]}") ;;
+  *) want+=("${vm_host_packages[@]}" "${vm_guest_packages[@]}" "${image_packages[@]}") ;;
 esac
 
 sudo=""

@@ -18,18 +18,15 @@ esac
 [[ $(id -u) -eq 0 ]] || vm_die "platform-root.sh needs root (mmdebstrap, chroot)"
 command -v mmdebstrap >/dev/null || vm_die "mmdebstrap missing: run scripts/setup.sh"
 
-# What building needs (scripts/setup.sh's build list, without the fuzzers'
-# clang) and what the VM tests run.
-readonly PACKAGES=(
-  build-essential cmake ninja-build pkg-config ccache
-  libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
-  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev
-  ceph-mon ceph-osd ceph-common rbd-nbd python3 python3-yaml
-  e2fsprogs xfsprogs fio util-linux mount iproute2 procps curl kmod
-)
+# What building needs and what the VM tests run: scripts/setup.sh's lists,
+# and what the host has otherwise (ninja and ccache for platform-build.sh).
+lists=$("$NBDK_REPO/scripts/setup.sh" --print build && "$NBDK_REPO/scripts/setup.sh" --print vm-guest) ||
+  vm_die "scripts/setup.sh --print failed"
+mapfile -t PACKAGES <<<"$lists"
+PACKAGES+=(ninja-build ccache python3 mount)
+readonly PACKAGES
 root=$NBDK_VM_CACHE/root-$platform
-hash=$(printf '%s\n' "$suite" "${PACKAGES[@]}" | sha256sum | cut -c1-16)
+hash=$( (echo "$suite"; printf '%s\n' "${PACKAGES[@]}" | sort) | sha256sum | cut -c1-16)
 
 mkdir -p "$NBDK_VM_CACHE"
 exec 9>"$NBDK_VM_CACHE/.root-$platform.lock"
