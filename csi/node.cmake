@@ -5,6 +5,7 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
+  ${CMAKE_CURRENT_LIST_DIR}/request_secrets.cc
   ${CMAKE_CURRENT_LIST_DIR}/stash.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
 )

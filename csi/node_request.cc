@@ -4,7 +4,7 @@
 
 #include "csi/map_options.h"
 #include "base/quote_field.h"
-#include "ceph/cephx_credentials.h"
+#include "csi/request_secrets.h"
 #include "ceph/image_spec.h"
 
 namespace nbdk {
@@ -52,15 +52,12 @@ Status CheckVolumePathGiven(const std::string& path) {
   return Status::Ok();
 }
 
-// The node-stage secret, by the rules of ceph/cephx_credentials.h.
+// The node-stage secret (csi/request_secrets.h).
 Status ParseSecrets(const google::protobuf::Map<std::string, std::string>& secrets, StageRequest* out) {
-  auto id = secrets.find("userID");
-  NBDK_RETURN_IF_ERROR(CheckCephxUserId("secrets: userID", id == secrets.end() ? "" : id->second));
-  out->user_id = id->second;
-  auto key = secrets.find("userKey");
-  auto parsed = ParseCephxKey("secrets: userKey", key == secrets.end() ? "" : key->second);
-  if (!parsed.ok()) return parsed.status();
-  out->user_key = std::move(*parsed);
+  auto secret = ParseCephxSecret(secrets);
+  if (!secret.ok()) return secret.status();
+  out->user_id = std::move(secret->user_id);
+  out->user_key = std::move(secret->user_key);
   return Status::Ok();
 }
 

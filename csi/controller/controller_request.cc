@@ -7,7 +7,7 @@
 #include "csi/map_options.h"
 #include "base/quote_field.h"
 #include "base/text_rules.h"
-#include "ceph/cephx_credentials.h"
+#include "csi/request_secrets.h"
 #include "ceph/image_spec.h"
 #include "journal/volume_id.h"
 
@@ -27,15 +27,9 @@ std::string Get(const Params& params, const char* key) {
 }  // namespace
 
 Result<ControllerSecrets> ParseControllerSecrets(const Params& secrets) {
-  ControllerSecrets out;
-  auto id = secrets.find("userID");
-  NBDK_RETURN_IF_ERROR(CheckCephxUserId("secrets: userID", id == secrets.end() ? "" : id->second));
-  out.user_id = id->second;
-  auto key = secrets.find("userKey");
-  auto parsed = ParseCephxKey("secrets: userKey", key == secrets.end() ? "" : key->second);
-  if (!parsed.ok()) return parsed.status();
-  out.user_key = std::move(*parsed);
-  return out;
+  auto secret = ParseCephxSecret(secrets);
+  if (!secret.ok()) return secret.status();
+  return ControllerSecrets{std::move(secret->user_id), std::move(secret->user_key)};
 }
 
 Status CheckRequestName(const char* field, const std::string& name) {
