@@ -187,9 +187,10 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
                                    {"state", MappingStateName(state_)}});
   // The stderr tail is rbd-nbd's raw output: it goes into the map's error
   // (the caller's answer) and last_exit_output, never into the state reason
-  // that /status publishes by default.
+  // that /status publishes by default. A child killed on expiry tells
+  // nothing about the failure that led there: its output replaces none.
   std::string detail = killed ? *killed + " (" + how + ")" : how;
-  last_exit_output_ = stderr_tail;
+  if (state_ != MappingState::kExpired) last_exit_output_ = stderr_tail;
   switch (state_) {
     case MappingState::kMapping:
     {

@@ -122,6 +122,23 @@ TEST_F(SupervisorTest, PastTheReattachDeadlineTheMappingExpiresAndIsNotRetried) 
   UnmapAllAndShutdown();
 }
 
+TEST_F(SupervisorTest, AnAttachKilledOnExpiryKeepsTheLastFailuresOutput) {
+  config_.reattach_timeout_s = 2;
+  config_.reattach_safety_margin_ms = 1000;
+  config_.backoff_initial_ms = 50;
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "mode=hang fail_first=1");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").state == MappingState::kExpired; }));
+  ASSERT_TRUE(RunUntil([&] { return CountArgv(" attach ") == 2 && Snap("vol1").pid == 0; }));
+  RunFor(100);  // the hung attach's exit, reaped after the expiry killed it
+  auto s = Snap("vol1");
+  EXPECT_NE(s.reason.find("reattach deadline passed after 2 attempt(s)"), std::string::npos) << s.reason;
+  EXPECT_NE(s.last_exit_output.find("fake attach failure 1"), std::string::npos) << s.last_exit_output;
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, UnmapDuringABackoffStopsTheReattach) {
   Behave("img1.map", "device=/dev/nbd1");
   Behave("img1.attach", "mode=exit exit_code=1");
