@@ -147,6 +147,15 @@ void PauseOsds(int seconds) {
   if (!continued.ok() || continued->exit.code != 0) Die("kill -CONT ceph-osd");
 }
 
+// Where the IO of the device under `mount_point` sits (test/vm/nbd-io-report.sh).
+void ReportStalledDevice(const std::string& mount_point) {
+  auto source = RunCommand({"findmnt", "-n", "-o", "SOURCE", mount_point});
+  if (!source.ok() || source->exit.code != 0) return;
+  std::string device = source->stdout_text.substr(0, source->stdout_text.find('\n'));
+  auto report = RunCommand({NBD_IO_REPORT, device});
+  if (report.ok()) std::fprintf(stderr, "%s\n", report->stdout_text.c_str());
+}
+
 KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vector<std::string> flags,
                  bool pause_osds) {
   std::string root = "/run/nbdk-bench-" + image;
@@ -204,7 +213,10 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
       PauseOsds(10);
       auto t0 = Clock::now();
       while (writer.writes() < writes + 50) {
-        if (Clock::now() - t0 > std::chrono::seconds(120)) Die("IO did not resume 120 s after the OSDs continued");
+        if (Clock::now() - t0 > std::chrono::seconds(120)) {
+          ReportStalledDevice(root + "/staging/" + image);
+          Die("IO did not resume 120 s after the OSDs continued:\n" + daemon.Log());
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
       run.pause_stall_s = writer.longest_s();
