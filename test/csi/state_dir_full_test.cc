@@ -1,14 +1,19 @@
 // The Node operations with the state directory full: the node journal's
 // writes fail with ENOSPC (FailingJournalFs). A stage fails
 // RESOURCE_EXHAUSTED naming the journal file and undoes every step; a
-// volume staged before is not touched; an unstage needs no space.
+// volume staged before is not touched; an unstage needs no space; a
+// re-attach whose record cannot be written keeps serving, and its record
+// is written once the disk has room again.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include "csi/grpc_status.h"
+#include "csi/server_journal.h"
 #include "test/csi/node_fixture.h"
 
 namespace nbdk::testing {
@@ -17,6 +22,11 @@ namespace {
 class StateDirFullTest : public NodeTest {
  protected:
   static constexpr const char* kOther = "vol-2";
+
+  void TearDown() override {
+    server_journal_.reset();
+    NodeTest::TearDown();
+  }
 
   // A second volume, image rbd/img2 on /dev/nbd4, staged while there is room.
   void StageOther() {
@@ -61,6 +71,7 @@ class StateDirFullTest : public NodeTest {
   }
 
   VolumeRecord other_;
+  std::unique_ptr<ServerJournal> server_journal_;
 };
 
 // Which of the stage's two journal writes finds the disk full.
@@ -136,6 +147,34 @@ TEST_F(StateDirFullTest, UnstageSucceedsWhileEveryWriteFails) {
   ExpectUnstaged();
   ExpectVolumeGone();
   ExpectOtherUntouched();
+}
+
+// rbd-nbd dies while the disk is full: the re-attach serves the device at
+// once, its pid cannot be journaled and is retried until there is room.
+TEST_F(StateDirFullTest, AReattachsRecordIsRetriedUntilTheDiskHasRoom) {
+  server_journal_ = std::make_unique<ServerJournal>(*node_, /*write_retry_ms=*/100);
+  ASSERT_TRUE(Stage(Request()).ok());
+  int old_pid = Record()->rbd_nbd_pid;
+  journal_fs_.fail_writes = true;
+  ASSERT_EQ(::kill(old_pid, SIGKILL), 0);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts(kVolume, 1); }));
+  int new_pid = Snap(kVolume).pid;
+  EXPECT_NE(new_pid, old_pid);
+
+  int failed_before = journal_fs_.writes;
+  RunFor(450);
+  EXPECT_GE(journal_fs_.writes - failed_before, 2) << "a failed write is tried again";
+  EXPECT_EQ(Record()->rbd_nbd_pid, old_pid);
+  EXPECT_EQ(Snap(kVolume).state, MappingState::kConnected);
+
+  journal_fs_.fail_writes = false;
+  ASSERT_TRUE(RunUntil([&] { return Record()->rbd_nbd_pid == new_pid; }));
+  server_journal_.reset();
+  EXPECT_TRUE(ReloadJournal().empty());
+  ASSERT_NE(Record(), nullptr);
+  EXPECT_EQ(Record()->rbd_nbd_pid, new_pid) << "on disk, for the next restart";
+  ExpectUnstaged();
+  ExpectNothingLeft();
 }
 
 }  // namespace
