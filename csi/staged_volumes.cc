@@ -1,6 +1,9 @@
 #include "csi/staged_volumes.h"
 
+#include <algorithm>
 #include <chrono>
+
+#include "journal/node_record_file_name.h"
 
 namespace nbdk {
 namespace {
@@ -25,6 +28,7 @@ void StagedVolumes::Load(std::function<void(Result<LoadResult>)> done) {
                       if (!*alive) return;
                       if (result->ok()) {
                         for (const VolumeRecord& r : (*result)->records) records_[r.volume_id] = r;
+                        quarantined_ = (*result)->quarantined;
                       }
                       done(std::move(*result));
                     });
@@ -43,6 +47,20 @@ Result<VolumeOpLock> StagedVolumes::LockImage(const std::string& image_path) {
                                       " is being staged or unstaged by another call; one volume maps an image");
   }
   return lock;
+}
+
+const std::vector<QuarantinedFile>& StagedVolumes::Quarantined() const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
+  return quarantined_;
+}
+
+const QuarantinedFile* StagedVolumes::FindQuarantined(const std::string& volume_id) const {
+  NBDK_CHECK_LOOP_THREAD(loop_);
+  Result<std::string> file = RecordFileName(volume_id);
+  if (!file.ok()) return nullptr;
+  auto it = std::find_if(quarantined_.begin(), quarantined_.end(),
+                         [&](const QuarantinedFile& q) { return q.file == *file; });
+  return it == quarantined_.end() ? nullptr : &*it;
 }
 
 const VolumeRecord* StagedVolumes::Find(const std::string& volume_id) const {
@@ -67,7 +85,11 @@ void StagedVolumes::Put(VolumeRecord record, std::function<void(Status)> done) {
   loop_.RunBlocking([journal = journal_, rec, status] { *status = journal->Put(*rec); },
                     [this, alive = alive_, rec, status, done = std::move(done)] {
                       if (!*alive) return;
-                      if (status->ok()) records_[rec->volume_id] = *rec;
+                      if (status->ok()) {
+                        records_[rec->volume_id] = *rec;
+                        Result<std::string> file = RecordFileName(rec->volume_id);  // valid: the Put took it
+                        std::erase_if(quarantined_, [&](const QuarantinedFile& q) { return q.file == *file; });
+                      }
                       done(*status);
                     });
 }

@@ -33,8 +33,15 @@ class StagedVolumes {
   ~StagedVolumes();
 
   // Reads every record into the table (at start). Quarantined files are
-  // reported in the result; `done` runs on the loop.
+  // reported in the result and kept (Quarantined); `done` runs on the loop.
   void Load(std::function<void(Result<LoadResult>)> done);
+
+  // The records the load found damaged and moved aside, less those of
+  // volumes journaled again since (a new stage's record supersedes one).
+  // Their volumes are in no table: nothing heals, unmaps or unmounts them.
+  const std::vector<QuarantinedFile>& Quarantined() const;
+  // The quarantined record of `volume_id`, or null.
+  const QuarantinedFile* FindQuarantined(const std::string& volume_id) const;
 
   // Aborted "operation pending for volume <id>" when another call holds it.
   Result<VolumeOpLock> Lock(const std::string& volume_id);
@@ -57,6 +64,7 @@ class StagedVolumes {
   EventLoop& loop_;
   std::shared_ptr<NodeJournal> journal_;  // shared with in-flight pool work
   std::map<std::string, VolumeRecord> records_;
+  std::vector<QuarantinedFile> quarantined_;
   OpLocks locks_;  // keys "volume <id>", "image <path>"
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

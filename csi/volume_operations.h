@@ -6,7 +6,11 @@
 //    remove key file, stash and journal record (last). A volume that is not
 //    staged is OK. A volume whose journal still lists published targets is
 //    FAILED_PRECONDITION naming them: unmapping under a live bind mount
-//    would turn it into IO errors.
+//    would turn it into IO errors. A volume whose record was quarantined at
+//    start (journal/node_journal.h) is OK only once no nbd device carries
+//    its cookie and nothing is mounted at <staging>/<id>; until then
+//    FAILED_PRECONDITION naming the record and what is left, none of which
+//    it touches.
 //  - PublishVolume: bind-mount the staged filesystem (or the device, for
 //    block) onto the target, read-only when asked; idempotent; the target
 //    is journaled so a restarted daemon knows it. A SINGLE_NODE_SINGLE_WRITER

@@ -3,9 +3,11 @@
 #include <optional>
 
 #include "csi/confined_path.h"
+#include "csi/mount_table.h"
 #include "csi/stage_leftovers.h"
 #include "csi/volume_operations.h"
 #include "base/log.h"
+#include "netlink/nbd_device.h"
 
 namespace nbdk {
 namespace {
@@ -101,13 +103,48 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   std::string mount_point_;
 };
 
+// A volume whose record was damaged (quarantined at start): nothing says
+// which device and mounts are its own, so none is touched. OK once neither
+// a device with its cookie nor its staging mount is left; until then an
+// error that names the record and what is left, for the operator to remove.
+void UnstageQuarantined(NodeContext& node, const UnstageRequest& request, const QuarantinedFile& damaged,
+                        VolumeOpLock lock, std::function<void(Status)> done) {
+  std::string mount_point = StagedMountPoint(request.staging_target_path, request.volume_id);
+  std::string record = "the node journal's record of volume " + request.volume_id + " was damaged (" +
+                       damaged.reason.message() + ") and moved to " + damaged.moved_to + " at start";
+  RunBlockingResult<std::string>(
+      node.loop,
+      [id = request.volume_id, mount_point, sysfs = node.options.sysfs_root,
+       mountinfo = node.options.mountinfo_path]() -> Result<std::string> {
+        Result<std::vector<int>> devices = NbdDevicesWithCookie(id, sysfs);
+        if (!devices.ok()) return devices.status();
+        Result<std::vector<MountEntry>> mounts = ReadMountTable(mountinfo);
+        if (!mounts.ok()) return mounts.status();
+        std::string left;
+        for (int index : *devices) left += (left.empty() ? "" : ", ") + NbdDevicePath(index) + " (its cookie)";
+        if (FindMount(*mounts, mount_point) != nullptr) left += (left.empty() ? "" : ", ") + mount_point + " mounted";
+        return left;
+      },
+      [record, held = std::make_shared<VolumeOpLock>(std::move(lock)), done](Result<std::string> left) {
+        if (!left.ok()) return done(left.status().WithContext(record));
+        if (left->empty()) return done(Status::Ok());
+        done(Status::FailedPrecondition(record + "; still there: " + *left +
+                                        ". nbdkeeperd does not remove what no record proves its own: unmount "
+                                        "and unmap (rbd-nbd unmap) by hand, then unstage again"));
+      });
+}
+
 }  // namespace
 
 void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
-  // Not journaled: nothing of it is ours to unmount or remove.
-  if (found == nullptr) return done(Status::Ok());
+  if (found == nullptr) {
+    const QuarantinedFile* damaged = node.volumes.FindQuarantined(request.volume_id);
+    if (damaged != nullptr) return UnstageQuarantined(node, request, *damaged, std::move(lock), std::move(done));
+    // Not journaled: nothing of it is ours to unmount or remove.
+    return done(Status::Ok());
+  }
   if (found->staging_path != request.staging_target_path) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is staged at " + found->staging_path +
                                            ", not at " + request.staging_target_path +

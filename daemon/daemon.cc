@@ -80,7 +80,7 @@ class Daemon {
         identity_(env_, config.driver_name, [this] { return ready_; }) {
     // Off: every child stays in our cgroup, and /status says so.
     if (config.child_scopes) supervisor_.SetChildScopes(&child_scopes_);
-    view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }, nullptr};
+    view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }, nullptr, nullptr};
     DeclareRpcMetrics(metrics_);
   }
 
@@ -119,6 +119,7 @@ class Daemon {
     view_.write_volumes = [this](JsonWriter& w) {
       WriteVolumesJson(*volumes_, supervisor_, node_->options.boot_id, config_.status_shows_output, w);
     };
+    view_.write_quarantined = [this](JsonWriter& w) { WriteQuarantinedJson(*volumes_, w); };
     InstallStatusPages(*health_, metrics_, view_);
     AddSupervisorMetrics(metrics_, supervisor_, *volumes_);
     if (config_.health.port != 0) {

@@ -9,6 +9,13 @@ double UptimeSeconds(const DaemonView& view) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
 }
 
+void WriteArray(JsonWriter& w, const char* key, const std::function<void(JsonWriter&)>& write) {
+  w.Key(key);
+  if (write) return write(w);
+  w.StartArray();
+  w.EndArray();
+}
+
 std::string StatusJson(const DaemonView& view) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
@@ -20,13 +27,8 @@ std::string StatusJson(const DaemonView& view) {
   w.Double(UptimeSeconds(view));
   w.Key("ready");
   w.Bool(view.ready());
-  w.Key("volumes");
-  if (view.write_volumes) {
-    view.write_volumes(w);
-  } else {
-    w.StartArray();
-    w.EndArray();
-  }
+  WriteArray(w, "volumes", view.write_volumes);
+  WriteArray(w, "quarantined_records", view.write_quarantined);
   w.EndObject();
   return JsonText(buf) + "\n";
 }

@@ -20,6 +20,8 @@ struct DaemonView {
   std::function<bool()> ready;
   // Writes the "volumes" array; nullptr writes an empty one.
   std::function<void(JsonWriter&)> write_volumes;
+  // Writes the "quarantined_records" array; nullptr writes an empty one.
+  std::function<void(JsonWriter&)> write_quarantined;
 };
 
 // Registers every page on `server` and the daemon-level metrics (build info,

@@ -105,6 +105,18 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
   w.EndArray();
 }
 
+void WriteQuarantinedJson(const StagedVolumes& volumes, JsonWriter& w) {
+  w.StartArray();
+  for (const QuarantinedFile& q : volumes.Quarantined()) {
+    w.StartObject();
+    WriteJsonMember(w, "file", q.file);
+    WriteJsonMember(w, "moved_to", q.moved_to);
+    WriteJsonMember(w, "reason", q.reason.message());
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes) {
   const Supervisor* sup = &supervisor;
   const StagedVolumes* vols = &volumes;
@@ -153,6 +165,9 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
     w.Sample("nbdkeeper_attaches_waiting", {}, static_cast<double>(sup->attaches_waiting()));
     w.Family("nbdkeeper_staged_volumes", "Volumes in the node journal.", "gauge");
     w.Sample("nbdkeeper_staged_volumes", {}, static_cast<double>(vols->All().size()));
+    w.Family("nbdkeeper_journal_quarantined_records",
+             "Node journal records found damaged at start and moved aside; their volumes are left alone.", "gauge");
+    w.Sample("nbdkeeper_journal_quarantined_records", {}, static_cast<double>(vols->Quarantined().size()));
   });
 }
 

@@ -25,7 +25,14 @@ namespace nbdk {
 void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
                       bool show_output, JsonWriter& w);
 
-// Registers the supervisor's counters, transitions and state gauges.
+// Writes the "quarantined_records" array: each journal record the daemon
+// found damaged at start (journal/node_journal.h) - its file, where it was
+// moved and why - whose volume was not staged again since. Nothing heals,
+// unmaps or unmounts such a volume; an operator has to look.
+void WriteQuarantinedJson(const StagedVolumes& volumes, JsonWriter& w);
+
+// Registers the supervisor's counters, transitions and state gauges, and
+// the count of staged volumes and quarantined records.
 void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const StagedVolumes& volumes);
 
 }  // namespace nbdk

@@ -15,6 +15,10 @@
 // mount (<staging>/<volume id>) and every published target's bind mount;
 // missing ones are mounted again (the record keeps no mount options: only
 // "ro" is restored).
+// A journal write that fails (the state directory full) is a failure like
+// any other step's: counted and logged, the device stays served and its
+// mounts are still checked. What a restart needs, a re-attach's pid, is
+// journaled by csi/server_journal.h, which retries a failed write.
 //
 // All volumes heal concurrently, each holding its volume's operation lock
 // (a CSI call meanwhile gets ABORTED and is retried by kubelet). `done`

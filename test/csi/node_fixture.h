@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "csi/node_context.h"
 #include "csi/stage_transaction.h"
@@ -112,6 +113,25 @@ class NodeTest : public SupervisorTest {
     start([&](Status s) { got = s; });
     EXPECT_TRUE(RunUntil([&] { return got.has_value(); }));
     return got.value_or(Status::Internal("did not finish"));
+  }
+
+  // The node's volumes as a restarted daemon finds them: read back from
+  // the journal files (the mapping itself stays with the supervisor).
+  // Returns what the load quarantined.
+  std::vector<QuarantinedFile> ReloadJournal() {
+    NodeOptions options = node_->options;
+    node_.reset();
+    volumes_.reset();  // lets go of the journal's lock
+    Result<NodeJournal> journal = NodeJournal::Open(dir_ + "/journal", journal_fs_);
+    EXPECT_TRUE(journal.ok()) << journal.status().ToString();
+    if (!journal.ok()) return {};
+    volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(journal).value());
+    std::optional<Result<LoadResult>> loaded;
+    volumes_->Load([&](Result<LoadResult> r) { loaded = std::move(r); });
+    EXPECT_TRUE(RunUntil([&] { return loaded.has_value(); }));
+    node_ = std::make_unique<NodeContext>(NodeContext{loop_, sup(), rados_, *volumes_, host_, options});
+    EXPECT_TRUE(loaded && loaded->ok()) << (loaded ? loaded->status().ToString() : "not loaded");
+    return loaded && loaded->ok() ? (*loaded)->quarantined : std::vector<QuarantinedFile>{};
   }
 
   const VolumeRecord* Record() const { return volumes_->Find(kVolume); }

@@ -29,22 +29,6 @@ class VolumePublishTest : public NodeTest {
     return Run([&](auto done) { UnpublishVolume(*node_, u, Lock(), done); });
   }
   std::string Target(const std::string& pod) const { return dir_ + "/" + pod + "/mnt"; }
-
-  // The node's volumes as a restarted daemon finds them: read back from
-  // the journal files (the mapping itself stays with the supervisor).
-  void ReloadJournal() {
-    NodeOptions options = node_->options;
-    node_.reset();
-    volumes_.reset();  // lets go of the journal's lock
-    Result<NodeJournal> journal = NodeJournal::Open(dir_ + "/journal", journal_fs_);
-    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
-    volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(journal).value());
-    std::optional<Status> loaded;
-    volumes_->Load([&](Result<LoadResult> r) { loaded = r.status(); });
-    ASSERT_TRUE(RunUntil([&] { return loaded.has_value(); }));
-    ASSERT_TRUE(loaded->ok()) << loaded->ToString();
-    node_ = std::make_unique<NodeContext>(NodeContext{loop_, sup(), rados_, *volumes_, host_, options});
-  }
 };
 
 TEST_F(VolumePublishTest, SingleNodeSingleWriterIsPublishedAtOneTargetAtATime) {

@@ -73,7 +73,7 @@ class StatusOutputTest : public ::testing::Test {
 
     Config config;
     Metrics metrics;
-    DaemonView view{&config, &metrics, std::chrono::steady_clock::now(), [] { return true; }, nullptr};
+    DaemonView view{&config, &metrics, std::chrono::steady_clock::now(), [] { return true; }, nullptr, nullptr};
     view.write_volumes = [&](rapidjson::Writer<rapidjson::StringBuffer>& w) {
       WriteVolumesJson(*volumes_, *supervisor_, kBoot, show_output, w);
     };

@@ -1,16 +1,22 @@
-// Shared pieces of the node journal tests: a scratch directory and a fully
-// populated VolumeRecord.
+// Shared pieces of the node journal tests: a scratch directory, a fully
+// populated VolumeRecord, and a fixture with a journal directory in it.
 #pragma once
 
 #include <ftw.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "journal/node_journal.h"
+#include "journal/node_record_file_name.h"
 #include "journal/volume_record.h"
 
 namespace nbdk::testing {
@@ -80,5 +86,34 @@ inline VolumeRecord FullRecord(const std::string& volume_id) {
   r.state = VolumeState::kStaged;
   return r;
 }
+
+// The names in `dir`, sorted.
+inline std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A journal at <scratch>/journal, opened on the real or a failing JournalFs.
+class NodeJournalTest : public ::testing::Test {
+ protected:
+  std::string JournalDir() const { return scratch_.path() + "/journal"; }
+  std::string PathOf(const std::string& volume_id) const {
+    return JournalDir() + "/" + *RecordFileName(volume_id);
+  }
+  NodeJournal OpenJournal(JournalFs& fs = PosixJournalFs()) {
+    Result<NodeJournal> j = NodeJournal::Open(JournalDir(), fs);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    return std::move(j).value();
+  }
+  LoadResult Load(NodeJournal& j) {
+    Result<LoadResult> r = j.LoadAll();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : LoadResult{};
+  }
+
+  ScratchDir scratch_;
+};
 
 }  // namespace nbdk::testing

@@ -24,37 +24,11 @@ namespace nbdk {
 namespace {
 
 using testing::FailingJournalFs;
+using testing::Files;
 using testing::FullRecord;
+using testing::NodeJournalTest;
 using testing::ReadFile;
-using testing::ScratchDir;
 using testing::WriteFile;
-
-std::vector<std::string> Files(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-class NodeJournalTest : public ::testing::Test {
- protected:
-  std::string JournalDir() const { return scratch_.path() + "/journal"; }
-  std::string PathOf(const std::string& volume_id) const {
-    return JournalDir() + "/" + *RecordFileName(volume_id);
-  }
-  NodeJournal OpenJournal(JournalFs& fs = PosixJournalFs()) {
-    Result<NodeJournal> j = NodeJournal::Open(JournalDir(), fs);
-    EXPECT_TRUE(j.ok()) << j.status().ToString();
-    return std::move(j).value();
-  }
-  LoadResult Load(NodeJournal& j) {
-    Result<LoadResult> r = j.LoadAll();
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? std::move(r).value() : LoadResult{};
-  }
-
-  ScratchDir scratch_;
-};
 
 TEST_F(NodeJournalTest, PutLoadRemoveRoundTrip) {
   VolumeRecord a = FullRecord("vol-a"), b = FullRecord("pvc_b.c");
