@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 
 #include <cerrno>
 #include <cstdint>
@@ -26,6 +28,16 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
+// A sysfs attribute: at most one page.
+Result<std::string> ReadPage(const std::string& path) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "re"));
+  if (!file) return Status::FromErrno(errno, "read " + path);
+  char buf[4096];
+  size_t n = std::fread(buf, 1, sizeof(buf), file.get());
+  if (std::ferror(file.get())) return Status::IoError("read " + path + ": read error");
+  return std::string(buf, n);
+}
+
 }  // namespace
 
 std::string NbdSysfsFile(int index, const std::string& sysfs_root, std::string_view name) {
@@ -35,15 +47,11 @@ std::string NbdSysfsFile(int index, const std::string& sysfs_root, std::string_v
 Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_root) {
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
   const std::string path = NbdSysfsFile(index, sysfs_root, "backend");
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "re"));
-  if (!file) return Status::FromErrno(errno, "read " + path);
-  // A cookie is a short identifier (rbd-nbd: a UUID); sysfs serves one page.
-  char buf[4096];
-  size_t n = std::fread(buf, 1, sizeof(buf), file.get());
-  if (std::ferror(file.get())) return Status::IoError("read " + path + ": read error");
-  std::string cookie(buf, n);
-  while (!cookie.empty() && (cookie.back() == '\n' || cookie.back() == '\0')) cookie.pop_back();
-  if (cookie.empty()) return Status::NotFound(path + " is empty: no backend identifier");
+  // A cookie is a short identifier (rbd-nbd: a UUID).
+  auto cookie = ReadPage(path);
+  if (!cookie.ok()) return cookie.status();
+  while (!cookie->empty() && (cookie->back() == '\n' || cookie->back() == '\0')) cookie->pop_back();
+  if (cookie->empty()) return Status::NotFound(path + " is empty: no backend identifier");
   return cookie;
 }
 
@@ -88,6 +96,57 @@ Result<std::vector<std::string>> ReadNbdHolders(int index, const std::string& sy
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+namespace {
+
+// Whitespace-separated unsigned decimal fields; nullopt on anything else.
+std::optional<std::vector<uint64_t>> Fields(std::string_view text) {
+  std::vector<uint64_t> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ' || text[i] == '\n' || text[i] == '\t') {
+      ++i;
+      continue;
+    }
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), value);
+    if (ec != std::errc() || (end != text.data() + text.size() && *end != ' ' && *end != '\n' && *end != '\t')) {
+      return std::nullopt;
+    }
+    out.push_back(value);
+    i = end - text.data();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<NbdIoCounters> ParseNbdIoCounters(std::string_view inflight, std::string_view stat) {
+  auto in = Fields(inflight);
+  if (!in || in->size() != 2) {
+    return Status::InvalidArgument("inflight: expected \"<reads> <writes>\", got \"" + std::string(inflight) + "\"");
+  }
+  auto st = Fields(stat);
+  if (!st || (st->size() != 11 && st->size() != 15 && st->size() != 17)) {
+    return Status::InvalidArgument("stat: expected 11, 15 or 17 counters, got \"" + std::string(stat) + "\"");
+  }
+  NbdIoCounters c;
+  c.in_flight = (*in)[0] + (*in)[1];
+  // reads, writes completed; discards (field 12) and flushes (field 16).
+  c.completed = (*st)[0] + (*st)[4] + (st->size() > 11 ? (*st)[11] : 0) + (st->size() > 15 ? (*st)[15] : 0);
+  return c;
+}
+
+Result<NbdIoCounters> ReadNbdIoCounters(int index, const std::string& sysfs_root) {
+  NBDK_RETURN_IF_ERROR(CheckIndex(index));
+  auto inflight = ReadPage(NbdSysfsFile(index, sysfs_root, "inflight"));
+  if (!inflight.ok()) return inflight.status();
+  auto stat = ReadPage(NbdSysfsFile(index, sysfs_root, "stat"));
+  if (!stat.ok()) return stat.status();
+  auto counters = ParseNbdIoCounters(*inflight, *stat);
+  if (!counters.ok()) return counters.status().WithContext(NbdKernelName(index));
+  return counters;
 }
 
 Result<std::vector<int>> NbdDevicesWithCookie(const std::string& cookie, const std::string& sysfs_root) {

@@ -20,6 +20,7 @@
 // Thread-safe; blocking file I/O, but sysfs reads do not wait on devices.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,22 @@ Result<int> ReadNbdPid(int index, const std::string& sysfs_root = kSysfsRoot);
 // device does not exist. InvalidArgument for a negative index; the errno's
 // error naming the directory when it cannot be listed.
 Result<std::vector<std::string>> ReadNbdHolders(int index, const std::string& sysfs_root = kSysfsRoot);
+
+// What the block layer counts for /dev/nbd<index>: requests the driver
+// holds (started, not completed) and requests completed since the device
+// was created. A device holding requests whose completed count stands
+// still is stalled (supervisor/stall_rule.h).
+struct NbdIoCounters {
+  uint64_t in_flight = 0;  // reads + writes (the `inflight` file)
+  uint64_t completed = 0;  // reads, writes, discards, flushes (`stat`)
+};
+
+// Parses the two files' text: `inflight` is "<reads> <writes>", `stat` the
+// 11, 15 or 17 fields of Documentation/block/stat.rst (discards since
+// 4.18, flushes since 5.5; absent ones count 0). InvalidArgument naming
+// the file otherwise.
+Result<NbdIoCounters> ParseNbdIoCounters(std::string_view inflight, std::string_view stat);
+Result<NbdIoCounters> ReadNbdIoCounters(int index, const std::string& sysfs_root = kSysfsRoot);
 
 // The indexes of every nbd device whose backend cookie is `cookie`, in
 // ascending order (a stage retried after a crash finds the device its first

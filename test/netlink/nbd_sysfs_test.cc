@@ -98,3 +98,46 @@ TEST_F(NbdSysfsTest, PidFileExistence) {
 
 }  // namespace
 }  // namespace nbdk
+
+namespace nbdk {
+namespace {
+
+TEST(NbdIoCountersTest, SumsInFlightAndEveryKindOfCompletion) {
+  // 17 fields (5.5+): reads 75, writes 377, discards 3, flushes 237.
+  auto c = ParseNbdIoCounters("       0        1\n",
+                              "  75 0 2214 544 377 540 4138 10376 1 139476 11579 3 0 0 0 237 658\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->in_flight, 1u);
+  EXPECT_EQ(c->completed, 75u + 377u + 3u + 237u);
+  auto old = ParseNbdIoCounters("2 3", "10 0 0 0 20 0 0 0 5 0 0");
+  ASSERT_TRUE(old.ok()) << "11 fields (before 4.18)";
+  EXPECT_EQ(old->in_flight, 5u);
+  EXPECT_EQ(old->completed, 30u);
+}
+
+TEST(NbdIoCountersTest, AnythingElseIsNamedInvalid) {
+  const char* stat17 = "1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0";
+  for (const char* inflight : {"", "1", "1 2 3", "1 x", "-1 2"}) {
+    auto c = ParseNbdIoCounters(inflight, stat17);
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument) << inflight;
+    EXPECT_NE(c.status().message().find("inflight"), std::string::npos);
+  }
+  for (const char* stat : {"", "1 2 3", "1 0 0 0 1 0 0 0 0 0 0 0", "1 0 0 0 1 0 0 0 0 0 z"}) {
+    auto c = ParseNbdIoCounters("0 0", stat);
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument) << stat;
+    EXPECT_NE(c.status().message().find("stat"), std::string::npos);
+  }
+}
+
+TEST_F(NbdSysfsTest, IoCountersAreReadFromTheDevicesFiles) {
+  Write(4, "inflight", "0 2\n");
+  Write(4, "stat", "5 0 0 0 6 0 0 0 2 0 0\n");
+  auto c = ReadNbdIoCounters(4, root());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->in_flight, 2u);
+  EXPECT_EQ(c->completed, 11u);
+  EXPECT_EQ(ReadNbdIoCounters(5, root()).status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace nbdk
