@@ -47,6 +47,12 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
   std::string seconds = std::to_string(snap->ms_in_state / 1000);
   switch (snap->state) {
     case MappingState::kConnected:
+      if (!snap->io_stall.empty()) {
+        out->set_abnormal(true);
+        out->set_message("rbd-nbd pid " + std::to_string(snap->pid) + " serves " + snap->device + ", but " +
+                         snap->io_stall);
+        return;
+      }
       out->set_abnormal(false);
       out->set_message("rbd-nbd pid " + std::to_string(snap->pid) + " serves " + snap->device +
                        (snap->restarts > 0 ? ", re-attached " + std::to_string(snap->restarts) + " time(s)" : ""));

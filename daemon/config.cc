@@ -158,6 +158,9 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->rbd_nbd_path, v); }},
       {"io_timeout_ms", true, "block queue request timeout set on each nbd device (ms)",
        [](Config* c, std::string_view v) { return SetRange(&c->io_timeout_ms, v, 1000, 600000); }},
+      {"stuck_io_limit", true, "IO held this long without a completion has rbd-nbd asked why; stuck, it is "
+       "re-attached (s, 0: never)",
+       [](Config* c, std::string_view v) { return SetRange(&c->stuck_io_limit_s, v, 0, 86400); }},
       {"reattach_timeout", true, "rbd-nbd --reattach-timeout (s)",
        [](Config* c, std::string_view v) { return SetRange(&c->reattach_timeout_s, v, 10, 3600); }},
       {"max_concurrent_attaches", true, "rbd-nbd maps and attaches started at once, the rest queued (0: no bound)",

@@ -46,6 +46,10 @@ struct Config {
   std::vector<std::string> mount_roots;
   std::string rbd_nbd_path = "rbd-nbd";
   uint32_t io_timeout_ms = 2000;
+  // A device holding IO this long without a completion has its rbd-nbd
+  // asked why, and a stuck one ended and re-attached
+  // (supervisor/stall_rule.h); 0: never.
+  uint32_t stuck_io_limit_s = 60;
   uint32_t reattach_timeout_s = 300;
   // At most this many rbd-nbd maps and attaches starting at once
   // (supervisor/attach_queue.h); 0: no bound. 4 from scale_bench, N=32

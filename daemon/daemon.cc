@@ -27,6 +27,7 @@
 #include "journal/node_boot_id.h"
 #include "netlink/nbd_netlink.h"
 #include "supervisor/rbd_lock_breaker.h"
+#include "supervisor/server_probe.h"
 #include "supervisor/systemd_child_scopes.h"
 
 namespace nbdk {
@@ -58,6 +59,7 @@ SupervisorConfig SupervisorConfigFrom(const Config& c) {
   s.state_dir = c.state_dir;
   s.io_timeout_ms = c.io_timeout_ms;
   s.reattach_timeout_s = c.reattach_timeout_s;
+  s.stuck_io_limit_ms = uint64_t{c.stuck_io_limit_s} * 1000;
   s.max_concurrent_attaches = c.max_concurrent_attaches;
   return s;
 }
@@ -111,6 +113,8 @@ class Daemon {
     if (::mkdir(StagingRoot().c_str(), 0700) != 0 && errno != EEXIST) {
       return Status::FromErrno(errno, "create " + StagingRoot());
     }
+    std::string asok = AdminSocketDir(supervisor_.config());
+    if (::mkdir(asok.c_str(), 0700) != 0 && errno != EEXIST) return Status::FromErrno(errno, "create " + asok);
     auto journal = NodeJournal::Open(config_.state_dir + "/journal");
     if (!journal.ok()) return journal.status().WithContext("node journal");
     volumes_ = std::make_unique<StagedVolumes>(loop_, std::move(*journal));

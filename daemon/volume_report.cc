@@ -46,6 +46,7 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
     w.Key("reattach_seconds_left");
     w.Double(static_cast<double>(*s.reattach_ms_left) / 1000.0);
   }
+  if (!s.io_stall.empty()) WriteJsonMember(w, "io_stall", s.io_stall);
   WriteJsonMember(w, "log", s.log_path);
   if (!show_output) return;
   WriteJsonMember(w, "last_exit_output", s.last_exit_output);
@@ -141,6 +142,9 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
         {"nbdkeeper_fencings_total", "Mappings fenced: another client had the image at a re-attach.", c.fencings},
         {"nbdkeeper_link_dead_events_total", "nbd LINK_DEAD netlink events for supervised devices.",
          c.link_dead_events},
+        {"nbdkeeper_stuck_kills_total", "Live rbd-nbd servers ended as stuck, then re-attached.", c.stuck_kills},
+        {"nbdkeeper_stalls_held_by_cluster_total", "Device stalls past the stuck-IO limit that the cluster held.",
+         c.stalls_held_by_cluster},
         {"nbdkeeper_unmaps_total", "Planned unmaps.", c.unmaps},
     };
     for (const Counter& k : counters) {

@@ -33,7 +33,8 @@ Mapping::Mapping(Env env, MapRequest request)
       cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
       log_(env_.loop, OutputLogPath(env_.config, request_.volume_id),
            env_.config.output_tail_lines, env_.config.log_file_max_bytes),
-      own_clients_(request_.own_clients.begin(), request_.own_clients.end()) {
+      own_clients_(request_.own_clients.begin(), request_.own_clients.end()),
+      stall_rule_(env_.config.stuck_io_limit_ms) {
   state_since_ms_ = env_.loop.NowMs();
 }
 
@@ -49,6 +50,11 @@ void Mapping::Transition(MappingState to, std::string reason) {
   state_ = to;
   reason_ = std::move(reason);
   state_since_ms_ = env_.loop.NowMs();
+  if (to == MappingState::kConnected) {
+    StartStallWatch();
+  } else {
+    stall_timer_.reset();
+  }
   bool bad = to == MappingState::kDead || to == MappingState::kExpired || to == MappingState::kFenced ||
              to == MappingState::kFailed;
   // "state", as in every event that names a mapping's state: the journal's
@@ -258,6 +264,7 @@ void Mapping::CancelPending() {
   phase_timer_.reset();
   deadline_timer_.reset();
   link_dead_timer_.reset();
+  stall_timer_.reset();
 }
 
 }  // namespace nbdk

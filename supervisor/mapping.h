@@ -23,6 +23,7 @@
 //   mapping_fence.cc     the image's other clients (supervisor/image_fence.h)
 //   mapping_scope.cc     the server's cgroup (supervisor/child_scope.h)
 //   mapping_snapshot.cc  Snapshot(), for /status (mapping_snapshot.h)
+//   mapping_stall.cc     the stall watch: a stuck server is ended (stall_rule.h)
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,7 @@
 #include "supervisor/mapping_state.h"
 #include "supervisor/output_log.h"
 #include "supervisor/pidfd_watch.h"
+#include "supervisor/stall_rule.h"
 #include "supervisor/supervisor_config.h"
 #include "supervisor/supervisor_stats.h"
 
@@ -169,6 +171,11 @@ class Mapping {
   // Adds the clients that appeared since `before` to own_clients_, then
   // runs `then` (also when they cannot be listed).
   void IdentifyOwnClients(ImageClients before, std::function<void()> then);
+  // mapping_stall.cc: the stall watch, while Connected.
+  void StartStallWatch();
+  void SampleIo();
+  void ProbeStalledServer();
+  void ReportStall(const StallJudgement& judgement);
   // mapping_scope.cc: the server's cgroup.
   void PlaceInScope(int pid);
   void FindAdoptedScope(int pid);
@@ -199,6 +206,7 @@ class Mapping {
   std::unique_ptr<Timer> phase_timer_;      // map/attach deadline, backoff, unmap wait
   std::unique_ptr<Timer> deadline_timer_;   // reattach deadline
   std::unique_ptr<Timer> link_dead_timer_;  // LINK_DEAD grace
+  std::unique_ptr<Timer> stall_timer_;      // IO samples while Connected
   uint64_t reattach_deadline_ms_ = 0;       // loop clock
   uint32_t attempts_ = 0;
   std::string last_attach_failure_;  // in the current outage
@@ -209,6 +217,12 @@ class Mapping {
   uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
   OwnClients own_clients_;      // this volume's rbd-nbd processes, past and present
   ImageClients before_start_;  // the image's clients before the current map or attach
+
+  StallRule stall_rule_;
+  bool stall_busy_ = false;  // a sample or probe is on a pool thread
+  bool counters_unreadable_logged_ = false;
+  StallVerdict last_stall_verdict_ = StallVerdict::kHealthy;
+  std::string stall_report_;  // the latest stall verdict's reason; empty: none
 
   std::vector<MapDone> map_waiters_;
   std::vector<StopDone> stop_waiters_;

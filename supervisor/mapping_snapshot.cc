@@ -22,6 +22,7 @@ MappingSnapshot Mapping::Snapshot() const {
   s.last_exit_status = last_exit_status_;
   s.last_term_signal = last_term_signal_;
   s.last_exit_output = last_exit_output_;
+  if (state_ == MappingState::kConnected) s.io_stall = stall_report_;
   if (state_ == MappingState::kDead || state_ == MappingState::kReattaching) {
     uint64_t now = env_.loop.NowMs();
     s.reattach_ms_left = reattach_deadline_ms_ > now ? reattach_deadline_ms_ - now : 0;

@@ -48,6 +48,10 @@ struct MappingSnapshot {
   std::string last_exit_output;
   // Dead/Reattaching: ms left before attempts stop (0: already past).
   std::optional<uint64_t> reattach_ms_left;
+  // Connected: the stall watch's latest verdict when the device holds IO
+  // past the limit (who holds it, or why the server was ended); empty
+  // while IO flows (stall_rule.h).
+  std::string io_stall;
   std::vector<std::string> output_tail;  // oldest first
   std::string log_path;
 };

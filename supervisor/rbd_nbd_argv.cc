@@ -9,6 +9,7 @@
 #include "journal/volume_id.h"
 #include "netlink/nbd_device.h"
 #include "supervisor/rbd_nbd_options.h"
+#include "supervisor/server_probe.h"
 
 namespace nbdk {
 
@@ -40,6 +41,8 @@ void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig&
   argv.insert(argv.end(), {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s),
                            "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile,
                            "--rbd_cache=false", "--err_to_stderr=true"});
+  std::vector<std::string> asok = AdminSocketArgv(config);
+  argv.insert(argv.end(), asok.begin(), asok.end());
   if (!r.image.monitors.empty()) {
     std::string hosts;
     for (const auto& m : r.image.monitors) hosts += (hosts.empty() ? "" : ",") + m;
@@ -109,7 +112,7 @@ Status ReadImagePath(const std::string& path, ImageSpec* image) {
 }
 
 // The options the builders write with a value in the next token.
-constexpr std::string_view kValued[] = {"--device", "--cookie", "--reattach-timeout", "--id",
+constexpr std::string_view kValued[] = {"--device", "--cookie", "--reattach-timeout", "--id", "--admin-socket",
                                         "--keyfile", "--mon_host", "-c"};
 
 }  // namespace

@@ -44,6 +44,14 @@ struct SupervisorConfig {
   // LINK_DEAD for a mapping whose server still runs: wait this long for its
   // exit; if it is still running then, kill it so the re-attach can start.
   uint64_t link_dead_grace_ms = 2000;
+  // The stall watch (stall_rule.h): a Connected device's IO counters are
+  // sampled this often, and a server whose device held IO this long
+  // without a completion is asked why; stuck, it is ended and re-attached.
+  // 60 s: above an OSD's failure detection and peering (20 s heartbeat
+  // grace, then a new map) and librbd's 30 s wait for a lock owner's
+  // answer, so neither looks stuck. 0 in either turns the watch off.
+  uint64_t stall_sample_ms = 5000;
+  uint64_t stuck_io_limit_ms = 60000;
   // A planned unmap waits this long for the server to exit after
   // `rbd-nbd unmap` succeeded, then sends SIGTERM.
   uint64_t unmap_exit_wait_ms = 10000;

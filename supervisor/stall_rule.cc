@@ -1,0 +1,83 @@
+#include "supervisor/stall_rule.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace nbdk {
+namespace {
+
+constexpr uint32_t kMaxBackoffDoublings = 3;  // 8x
+
+std::string Seconds(uint64_t ms) { return std::to_string(ms / 1000) + " s"; }
+
+std::string DescribeOps(const LibradosOps& ops) {
+  std::string osds;
+  for (int osd : ops.osds) osds += (osds.empty() ? "" : ",") + (osd < 0 ? "none yet" : "osd." + std::to_string(osd));
+  char age[32];
+  std::snprintf(age, sizeof age, "%.1f s", ops.oldest_age_s);
+  return std::to_string(ops.count) + " librados op(s) in flight, the oldest " + age + ", to " + osds;
+}
+
+}  // namespace
+
+void StallRule::Restart() {
+  have_sample_ = false;
+  stalled_ = false;
+  idle_server_seen_ = false;
+}
+
+uint64_t StallRule::limit_ms() const {
+  return base_limit_ms_ << std::min(stuck_without_progress_, kMaxBackoffDoublings);
+}
+
+uint64_t StallRule::stalled_ms(uint64_t now_ms) const {
+  return stalled_ && now_ms > stalled_since_ms_ ? now_ms - stalled_since_ms_ : 0;
+}
+
+bool StallRule::Sample(const NbdIoCounters& counters, uint64_t now_ms) {
+  bool progressed = !have_sample_ || counters.completed != last_completed_;
+  if (have_sample_ && counters.completed != last_completed_) stuck_without_progress_ = 0;
+  have_sample_ = true;
+  last_completed_ = counters.completed;
+  if (counters.in_flight == 0 || progressed) {
+    stalled_ = false;
+    idle_server_seen_ = false;
+    return false;
+  }
+  if (!stalled_) {
+    stalled_ = true;
+    stalled_since_ms_ = now_ms;
+  }
+  return base_limit_ms_ > 0 && stalled_ms(now_ms) >= limit_ms();
+}
+
+StallJudgement StallRule::Judge(const ServerProbe& probe, uint64_t now_ms) {
+  std::string held = "the kernel has held IO for " + Seconds(stalled_ms(now_ms)) + " without a completion; ";
+  StallJudgement j;
+  bool idle_server = probe.ops && probe.ops->count == 0;
+  bool twice_idle = idle_server && idle_server_seen_;
+  idle_server_seen_ = idle_server;
+  if (probe.stopped) {
+    j = {StallVerdict::kStuck, held + "rbd-nbd is stopped"};
+  } else if (probe.silent) {
+    j = {StallVerdict::kStuck, held + "rbd-nbd's admin socket does not answer (" + probe.error + ")"};
+  } else if (twice_idle) {
+    j = {StallVerdict::kStuck, held + "rbd-nbd has no librados op in flight for it"};
+  } else if (idle_server) {
+    j = {StallVerdict::kUnknown, held + "rbd-nbd has no librados op in flight; asking again at the next sample"};
+  } else if (probe.ops) {
+    j = {StallVerdict::kHeldByCluster, held + "the cluster holds it: " + DescribeOps(*probe.ops)};
+  } else if (!probe.has_admin_socket) {
+    j = {StallVerdict::kUnknown, held + "rbd-nbd has no admin socket to ask (started by an older nbdkeeper)"};
+  } else {
+    j = {StallVerdict::kUnknown, held + "rbd-nbd's admin socket: " + probe.error};
+  }
+  if (j.verdict == StallVerdict::kStuck) {
+    ++stuck_without_progress_;
+    stalled_ = false;
+    idle_server_seen_ = false;
+  }
+  return j;
+}
+
+}  // namespace nbdk
