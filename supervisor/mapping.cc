@@ -265,6 +265,7 @@ void Mapping::CancelPending() {
   deadline_timer_.reset();
   link_dead_timer_.reset();
   stall_timer_.reset();
+  release_timer_.reset();
 }
 
 }  // namespace nbdk

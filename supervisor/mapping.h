@@ -19,7 +19,8 @@
 //   mapping_restart.cc   starts after a daemon restart: adopt, re-attach, expired
 //   mapping_reattach.cc  death, re-attach with backoff, expiry, LINK_DEAD, and
 //                        the wait for an attach slot maps and attaches share
-//   mapping_stop.cc      planned stops (Unmap, Detach) and Release
+//   mapping_stop.cc      planned stops (Unmap, Detach), Release, and the
+//                        disconnect of an Expired device
 //   mapping_fence.cc     the image's other clients (supervisor/image_fence.h)
 //   mapping_scope.cc     the server's cgroup (supervisor/child_scope.h)
 //   mapping_snapshot.cc  Snapshot(), for /status (mapping_snapshot.h)
@@ -153,6 +154,9 @@ class Mapping {
   void OnAttachFailed(std::string reason);
   void Expire(std::string reason);
   void OnLinkDeadGraceOver(uint64_t generation);
+  // Expired: at `when_ms`, disconnects the device so that the IO it still
+  // holds fails instead of waiting for ever (definition: why).
+  void ReleaseExpiredDeviceAt(uint64_t when_ms);
   // mapping_stop.cc: planned stops.
   // A stop request the current state answers by itself (map in flight, a
   // stop already running, already stopped): answers it and returns true.
@@ -207,7 +211,9 @@ class Mapping {
   std::unique_ptr<Timer> deadline_timer_;   // reattach deadline
   std::unique_ptr<Timer> link_dead_timer_;  // LINK_DEAD grace
   std::unique_ptr<Timer> stall_timer_;      // IO samples while Connected
+  std::unique_ptr<Timer> release_timer_;    // Expired: the device's disconnect
   uint64_t reattach_deadline_ms_ = 0;       // loop clock
+  uint64_t kernel_gives_up_ms_ = 0;         // death + the kernel's window
   uint32_t attempts_ = 0;
   std::string last_attach_failure_;  // in the current outage
   uint32_t restarts_ = 0;

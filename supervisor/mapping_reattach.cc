@@ -8,6 +8,12 @@
 #include "supervisor/reattach_backoff.h"
 
 namespace nbdk {
+namespace {
+
+// After the kernel's window, so its own timer has failed the waiting IO.
+constexpr uint64_t kReleaseSlackMs = 2000;
+
+}  // namespace
 
 void Mapping::OnDeath(std::string reason) {
   ++env_.stats.counters.deaths;
@@ -19,6 +25,7 @@ void Mapping::OnDeath(std::string reason) {
   uint64_t window = uint64_t{env_.config.reattach_timeout_s} * 1000;
   uint64_t margin = std::min(env_.config.reattach_safety_margin_ms, window / 2);
   uint64_t now = env_.loop.NowMs();
+  kernel_gives_up_ms_ = now + window;
   reattach_deadline_ms_ = now + window - margin;
   attempts_ = 0;
   last_attach_failure_.clear();
@@ -122,7 +129,9 @@ void Mapping::Expire(std::string reason) {
     kill_reason_ = "expired";
     (void)child_->Kill(SIGKILL);  // its exit is ignored in Expired
   }
+  ReleaseExpiredDeviceAt(kernel_gives_up_ms_ + kReleaseSlackMs);
 }
+
 
 // LINK_DEAD is a second witness of a death; the process exit stays the
 // authority. For a mapping that is not Connected it is ignored: a planned

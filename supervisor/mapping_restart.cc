@@ -37,6 +37,7 @@ void Mapping::StartExpired(const std::string& device, std::string reason) {
   device_ = device;
   ++env_.stats.counters.expirations;
   Transition(MappingState::kExpired, std::move(reason));
+  ReleaseExpiredDeviceAt(env_.loop.NowMs());  // the kernel gave up already
 }
 
 }  // namespace nbdk

@@ -78,6 +78,30 @@ void Mapping::RunUnmapCommand(std::function<void(const Result<CommandResult>&)> 
              });
 }
 
+// Past its window the kernel fails new IO, but a request that was in
+// flight at the death stays held for ever: with rbd-nbd's own timeout at 0
+// the queue timeout only re-arms it (docs/kernel-timeouts.md), and the
+// filesystem above hangs on it. Disconnecting the device (`rbd-nbd unmap`,
+// the kernel's nbd_clear_que) fails it too, so every write the volume lost
+// is reported as an IO error and nothing waits for ever. Not before the
+// window has passed: until then an attach could still have saved it. The
+// mapping stays Expired; its mount and record stay for the unstage.
+void Mapping::ReleaseExpiredDeviceAt(uint64_t when_ms) {
+  uint64_t now = env_.loop.NowMs();
+  release_timer_ = std::make_unique<Timer>(env_.loop);
+  release_timer_->Start(when_ms > now ? when_ms - now : 0, 0, [this] {
+    uint64_t epoch = epoch_;
+    RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
+      if (epoch != epoch_ || state_ != MappingState::kExpired) return;
+      bool ok = r.ok() && (r->ok() || LooksNotMapped(*r));
+      std::string what = r.ok() ? r->Describe() : r.status().message();
+      if (ok) reason_ += "; the device was disconnected, so the IO it held fails too";
+      Log(ok ? LogLevel::kInfo : LogLevel::kError, "expired_device_released",
+          {{"volume", request_.volume_id}, {"device", device_}, {"outcome", ok ? "disconnected" : what}});
+    });
+  });
+}
+
 void Mapping::StartUnmapCommand() {
   uint64_t epoch = epoch_;
   RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {

@@ -140,6 +140,24 @@ TEST_F(SupervisorTest, AnAttachKilledOnExpiryKeepsTheLastFailuresOutput) {
   UnmapAllAndShutdown();
 }
 
+TEST_F(SupervisorTest, AnExpiredDeviceIsDisconnectedOnceTheKernelsWindowHasPassed) {
+  config_.reattach_timeout_s = 2;
+  config_.reattach_safety_margin_ms = 1000;
+  Behave("img1.map", "device=/dev/nbd1");
+  Behave("img1.attach", "mode=exit exit_code=1");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  uint64_t death = loop_.NowMs();
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").state == MappingState::kExpired; }));
+  EXPECT_EQ(CountArgv(" unmap "), 0) << "not before the kernel's window has passed: an attach could still save it";
+  ASSERT_TRUE(RunUntil([&] { return CountArgv(" unmap /dev/nbd1") == 1; }, 8000));
+  EXPECT_GE(loop_.NowMs() - death, 2000u + 2000u) << "the window (2 s) and the slack";
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").reason.find("disconnected") != std::string::npos; }));
+  EXPECT_EQ(Snap("vol1").state, MappingState::kExpired) << "its mount and record stay for the unstage";
+  EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, UnmapDuringABackoffStopsTheReattach) {
   Behave("img1.map", "device=/dev/nbd1");
   Behave("img1.attach", "mode=exit exit_code=1");
