@@ -141,12 +141,38 @@ void Writer::Loop() {
     last_done_ns_ = NanosOf(t1);
     longest_us_ = std::max<uint64_t>(longest_us_, static_cast<uint64_t>(us));
     if (n != 4096) {
-      ++errors_;
-      std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
+      // The first few: a failed volume fails every write at once.
+      if (errors_++ < 3) std::fprintf(stderr, "writer: pwrite returned %zd: %s\n", n, std::strerror(errno));
     }
     ++writes_;
     if (interval_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms_));
   }
+}
+
+Status VerifyWriterData(const std::string& path, uint64_t writes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  void* buf = nullptr;
+  if (int rc = ::posix_memalign(&buf, 4096, 4096); rc != 0) {
+    ::close(fd);
+    return Status::FromErrno(rc, "posix_memalign");
+  }
+  Status result = Status::Ok();
+  for (uint64_t block = 0; block < std::min<uint64_t>(writes, 256) && result.ok(); ++block) {
+    uint64_t last = block + (writes - 1 - block) / 256 * 256;  // the last write i < writes with i % 256 == block
+    char want = static_cast<char>('a' + last % 26);
+    ssize_t n = ::pread(fd, buf, 4096, static_cast<off_t>(block * 4096));
+    const char* got = static_cast<const char*>(buf);
+    if (n != 4096) {
+      result = Status::IoError(path + ": block " + std::to_string(block) + ": read returned " + std::to_string(n));
+    } else if (std::count(got, got + 4096, want) != 4096) {
+      result = Status::Corruption(path + ": block " + std::to_string(block) + " does not hold write " +
+                                  std::to_string(last) + " ('" + want + "' x 4096)");
+    }
+  }
+  ::free(buf);
+  ::close(fd);
+  return result;
 }
 
 std::optional<std::map<std::string, VolumeStatus>> GetVolumeStatuses(int health_port) {

@@ -75,6 +75,11 @@ class Writer {
   std::atomic<int64_t> last_done_ns_{0};  // steady_clock, at the last completed write
 };
 
+// Reads back what a stopped Writer that made `writes` writes (all of them
+// successful) left at `path`: each of its 256 blocks holds the letter of
+// the last write to it. DataLoss naming the first block that does not.
+Status VerifyWriterData(const std::string& path, uint64_t writes);
+
 // One volume's entry in the daemon's GET /status.
 struct VolumeStatus {
   std::string state, device, journal_state;

@@ -1,0 +1,46 @@
+// Test-only: the faults fault_suite injects inside the test VM, each undone
+// by its destructor so that a failing case leaves the cluster whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace nbdk::faults {
+
+// Every process named `program` SIGSTOPped for this object's life.
+class Paused {
+ public:
+  explicit Paused(const std::string& program);
+  ~Paused();
+  Paused(const Paused&) = delete;
+  Paused& operator=(const Paused&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// The node cut off from the cluster for this object's life: iptables drops
+// every packet to the monitor's (3300, 6789) and the OSDs' (6800-7300)
+// ports on loopback, where the VM's one-node Ceph listens.
+class Partition {
+ public:
+  Partition();
+  ~Partition();
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+};
+
+// test/vm/nbd-io-report.sh for `device` ("/dev/nbdN"), to stderr.
+void PrintStalledDevice(const std::string& device);
+
+// A one-OSD pool's PGs can latch "laggy" after the OSD was paused past its
+// read lease, parking every op in waiting_for_readable until the next
+// interval change (Ceph, see docs/kernel-timeouts.md). If an OSD holds an
+// op "waiting for readable", marks osd.0 (the VM's one OSD) down - it
+// re-asserts itself at once, a new interval - and returns true; false when
+// none does.
+bool RecoverLaggyPgs();
+
+}  // namespace nbdk::faults
