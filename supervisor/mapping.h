@@ -122,6 +122,9 @@ class Mapping {
   void Release();
 
   MappingState state() const { return state_; }
+  // False once an Expired mapping's device was disconnected or found to be
+  // no longer ours: the index may serve another volume since.
+  bool holds_device() const { return !device_released_; }
   const std::string& reason() const { return reason_; }
   const std::string& device() const { return device_; }
   const MapRequest& request() const { return request_; }
@@ -214,6 +217,7 @@ class Mapping {
   std::unique_ptr<Timer> release_timer_;    // Expired: the device's disconnect
   uint64_t reattach_deadline_ms_ = 0;       // loop clock
   uint64_t kernel_gives_up_ms_ = 0;         // death + the kernel's window
+  bool device_released_ = false;            // see holds_device()
   uint32_t attempts_ = 0;
   std::string last_attach_failure_;  // in the current outage
   uint32_t restarts_ = 0;

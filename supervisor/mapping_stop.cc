@@ -3,6 +3,8 @@
 
 #include "base/command.h"
 #include "base/log.h"
+#include "netlink/nbd_device.h"
+#include "netlink/nbd_sysfs.h"
 #include "supervisor/mapping.h"
 #include "supervisor/rbd_nbd_argv.h"
 
@@ -84,25 +86,52 @@ void Mapping::RunUnmapCommand(std::function<void(const Result<CommandResult>&)> 
 // filesystem above hangs on it. Disconnecting the device (`rbd-nbd unmap`,
 // the kernel's nbd_clear_que) fails it too, so every write the volume lost
 // is reported as an IO error and nothing waits for ever. Not before the
-// window has passed: until then an attach could still have saved it. The
-// mapping stays Expired; its mount and record stay for the unstage.
+// window has passed: until then an attach could still have saved it. Only
+// while the device still carries our cookie: after a daemon restart the
+// index may serve another volume. The mapping stays Expired; its mount and
+// record stay for the unstage.
 void Mapping::ReleaseExpiredDeviceAt(uint64_t when_ms) {
   uint64_t now = env_.loop.NowMs();
   release_timer_ = std::make_unique<Timer>(env_.loop);
   release_timer_->Start(when_ms > now ? when_ms - now : 0, 0, [this] {
+    auto index = NbdDeviceIndex(device_);
+    if (!index.ok()) return;
+    std::weak_ptr<bool> weak = alive_;
     uint64_t epoch = epoch_;
-    RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
-      if (epoch != epoch_ || state_ != MappingState::kExpired) return;
-      bool ok = r.ok() && (r->ok() || LooksNotMapped(*r));
-      std::string what = r.ok() ? r->Describe() : r.status().message();
-      if (ok) reason_ += "; the device was disconnected, so the IO it held fails too";
-      Log(ok ? LogLevel::kInfo : LogLevel::kError, "expired_device_released",
-          {{"volume", request_.volume_id}, {"device", device_}, {"outcome", ok ? "disconnected" : what}});
-    });
+    RunBlockingResult<std::string>(
+        env_.loop, [index = *index, root = env_.config.sysfs_root] { return ReadNbdBackendCookie(index, root); },
+        [this, weak, epoch](Result<std::string> cookie) {
+          if (weak.expired() || epoch != epoch_ || state_ != MappingState::kExpired) return;
+          if (!cookie.ok() || *cookie != cookie_) {
+            device_released_ = true;
+            NBDK_LOG_INFO("expired_device_released",
+                          {{"volume", request_.volume_id},
+                           {"device", device_},
+                           {"outcome", "not ours any more: " + (cookie.ok() ? "cookie " + *cookie
+                                                                              : cookie.status().message())}});
+            return;
+          }
+          RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
+            if (epoch != epoch_ || state_ != MappingState::kExpired) return;
+            bool ok = r.ok() && (r->ok() || LooksNotMapped(*r));
+            std::string what = r.ok() ? r->Describe() : r.status().message();
+            if (ok) {
+              device_released_ = true;
+              reason_ += "; the device was disconnected, so the IO it held fails too";
+            }
+            Log(ok ? LogLevel::kInfo : LogLevel::kError, "expired_device_released",
+                {{"volume", request_.volume_id}, {"device", device_}, {"outcome", ok ? "disconnected" : what}});
+          });
+        });
   });
 }
 
 void Mapping::StartUnmapCommand() {
+  if (device_released_) {
+    // Nothing of ours is left on the device; it may be another volume's.
+    OnUnmapCommandDone(CommandResult{});
+    return;
+  }
   uint64_t epoch = epoch_;
   RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
     if (epoch != epoch_ || state_ != MappingState::kUnmapping) return;

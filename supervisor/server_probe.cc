@@ -38,16 +38,19 @@ bool Wait(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-bool ReadFull(int fd, char* out, size_t size, Clock::time_point deadline) {
+// DeadlineExceeded only when the time ran out: a socket that closed or
+// failed did answer, with nothing to read (Unavailable).
+Status ReadFull(int fd, char* out, size_t size, Clock::time_point deadline, const std::string& path) {
   while (size > 0) {
-    if (!Wait(fd, POLLIN, deadline)) return false;
+    if (!Wait(fd, POLLIN, deadline)) return Status::DeadlineExceeded(path + ": no answer in time");
     ssize_t n = ::read(fd, out, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return Status::Unavailable("read " + path + ": " + std::strerror(errno));
+    if (n == 0) return Status::Unavailable(path + ": closed without an answer");
     out += n;
     size -= static_cast<size_t>(n);
   }
-  return true;
+  return Status::Ok();
 }
 
 // Ceph's admin socket: the command as JSON and a NUL; the answer is a
@@ -60,8 +63,8 @@ Result<std::string> AskAdminSocket(const std::string& path, const std::string& c
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) return Status::FromErrno(errno, "socket for " + path);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS &&
-      errno != EAGAIN) {
+  // A unix socket connects at once or fails (EAGAIN: its backlog is full).
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     return Status::FromErrno(errno, "connect " + path);
   }
   std::string request = command;
@@ -75,15 +78,15 @@ Result<std::string> AskAdminSocket(const std::string& path, const std::string& c
     sent += static_cast<size_t>(n);
   }
   uint32_t length = 0;
-  if (!ReadFull(fd.get(), reinterpret_cast<char*>(&length), sizeof length, deadline)) {
+  Status got = ReadFull(fd.get(), reinterpret_cast<char*>(&length), sizeof length, deadline, path);
+  if (got.code() == Code::kDeadlineExceeded) {
     return Status::DeadlineExceeded(path + ": no answer within " + std::to_string(timeout_ms) + " ms");
   }
+  NBDK_RETURN_IF_ERROR(got);
   length = ntohl(length);
   if (length > kMaxReply) return Status::InvalidArgument(path + ": answer of " + std::to_string(length) + " bytes");
   std::string reply(length, '\0');
-  if (!ReadFull(fd.get(), reply.data(), length, deadline)) {
-    return Status::DeadlineExceeded(path + ": answer cut short");
-  }
+  NBDK_RETURN_IF_ERROR(ReadFull(fd.get(), reply.data(), length, deadline, path));
   return reply;
 }
 

@@ -20,8 +20,9 @@ std::string DescribeOps(const LibradosOps& ops) {
 
 }  // namespace
 
+// The counters are the device's and outlive its server: a completion
+// between the re-attach and the next sample still resets the backoff.
 void StallRule::Restart() {
-  have_sample_ = false;
   stalled_ = false;
   idle_server_seen_ = false;
 }

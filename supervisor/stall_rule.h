@@ -47,8 +47,8 @@ class StallRule {
  public:
   explicit StallRule(uint64_t limit_ms) : base_limit_ms_(limit_ms) {}
 
-  // A new server (map, attach, adoption): the clock starts again, the
-  // backoff stays.
+  // A new server (map, attach, adoption): the clock starts again at the
+  // next sample without a completion; the backoff stays until one.
   void Restart();
   // One sample of the device's counters at `now_ms`. True when the device
   // has been stalled for the limit and the server must be probed now.

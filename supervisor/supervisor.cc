@@ -151,7 +151,7 @@ void Supervisor::OnLinkDead(int index) {
   NBDK_CHECK_LOOP_THREAD(loop_);
   std::string device = NbdDevicePath(index);
   for (const auto& [id, m] : mappings_) {
-    if (m->device() == device) {
+    if (m->device() == device && m->holds_device()) {
       m->OnLinkDead();
       return;
     }

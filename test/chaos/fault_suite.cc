@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include "csi/proto/csi.grpc.pb.h"
@@ -37,10 +38,8 @@ using namespace nbdk::vmtest;
 using namespace nbdk::faults;
 using Clock = std::chrono::steady_clock;
 
-[[noreturn]] void Die(const std::string& why) {
-  std::fprintf(stderr, "fault_suite: %s\n", why.c_str());
-  std::exit(2);
-}
+// Thrown, so that every injected fault's destructor undoes it first.
+[[noreturn]] void Die(const std::string& why) { throw std::runtime_error(why); }
 
 // One staged volume and its writer.
 struct Volume {
@@ -107,6 +106,11 @@ class Keeper {
   }
 
   std::optional<VolumeStatus> Status(const Volume& v) const { return GetVolumeStatus(daemon_.health_port(), v.id); }
+  int Pid(const Volume& v) const {
+    auto s = Status(v);
+    if (!s || s->pid <= 0) Die("no server pid for " + v.id + " in /status");
+    return s->pid;
+  }
   std::string Log() const { return daemon_.Log(); }
   std::deque<Volume>& volumes() { return volumes_; }
 
@@ -153,7 +157,11 @@ std::string AwaitResumed(Keeper& k, const std::vector<uint64_t>& restarts, int t
 
 std::vector<uint64_t> Restarts(Keeper& k, uint64_t plus) {
   std::vector<uint64_t> out;
-  for (auto& v : k.volumes()) out.push_back(k.Status(v)->restarts + plus);
+  for (auto& v : k.volumes()) {
+    auto s = k.Status(v);
+    if (!s) Die("no /status for " + v.id);
+    out.push_back(s->restarts + plus);
+  }
   return out;
 }
 
@@ -211,7 +219,7 @@ Row PastTheWindow(const VmCeph& ceph) {
   std::string state = "?";
   {
     Partition cut;
-    ::kill(k.Status(v)->pid, SIGKILL);
+    ::kill(k.Pid(v), SIGKILL);
     auto t0 = Clock::now();
     while (Clock::now() - t0 < std::chrono::seconds(30)) {
       auto s = k.Status(v);
@@ -245,7 +253,7 @@ Row OsdStop(Keeper& k, int seconds, bool kill_servers) {
       [&] {
         Paused osds("ceph-osd");
         if (kill_servers) {
-          for (auto& v : k.volumes()) ::kill(k.Status(v)->pid, SIGKILL);
+          for (auto& v : k.volumes()) ::kill(k.Pid(v), SIGKILL);
         }
         std::this_thread::sleep_for(std::chrono::seconds(seconds));
       },
@@ -271,7 +279,7 @@ std::string LongOutages(const VmCeph& ceph, const std::function<void(Row)>& reco
   record(OsdStop(k, 30, true));
   record(RunCase(k, "monitor stopped, both rbd-nbd killed", "90 s", 1, [&] {
     Paused mon("ceph-mon");
-    for (auto& v : k.volumes()) ::kill(k.Status(v)->pid, SIGKILL);
+    for (auto& v : k.volumes()) ::kill(k.Pid(v), SIGKILL);
     std::this_thread::sleep_for(std::chrono::seconds(90));
   }));
   record(RunCase(k, "node cut off from Ceph (iptables)", "90 s", 0, [&] {
@@ -287,7 +295,7 @@ std::string LongOutages(const VmCeph& ceph, const std::function<void(Row)>& reco
 
 // `fault_suite [window|long]`: the CI cases, only the last of them, or the
 // long outages (a manual run, README).
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   VmCeph ceph = VmCeph::FromEnv();
   if (!ceph.complete()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");
   std::string mode = argc > 1 ? argv[1] : "";
@@ -308,11 +316,11 @@ int main(int argc, char** argv) {
     k.Stage("fault-blk", true);
     std::this_thread::sleep_for(std::chrono::seconds(2));
     record(RunCase(k, "hung rbd-nbd (SIGSTOP, both)", "until ended", 1, [&] {
-      for (auto& v : k.volumes()) ::kill(k.Status(v)->pid, SIGSTOP);
+      for (auto& v : k.volumes()) ::kill(k.Pid(v), SIGSTOP);
     }));
     record(RunCase(k, "monitor stopped, both rbd-nbd killed", "20 s", 1, [&] {
       Paused mon("ceph-mon");
-      for (auto& v : k.volumes()) ::kill(k.Status(v)->pid, SIGKILL);
+      for (auto& v : k.volumes()) ::kill(k.Pid(v), SIGKILL);
       std::this_thread::sleep_for(std::chrono::seconds(20));
     }));
     record(RunCase(k, "node cut off from Ceph (iptables)", "5 s", 0, [&] {
@@ -344,4 +352,13 @@ int main(int argc, char** argv) {
   std::printf("data verified (all but the last case): %s\n", verified.c_str());
   ok = ok && verified.find(':') == std::string::npos;
   return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fault_suite: %s\n", e.what());
+    return 2;
+  }
 }

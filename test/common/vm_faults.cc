@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <filesystem>
 
 #include "test/common/vm_command.h"
@@ -20,23 +21,19 @@ const std::vector<std::vector<std::string>> kDropRules = {
     {"-o", "lo", "-p", "tcp", "--dport", "6800:7300", "-j", "DROP"},
 };
 
-void Iptables(const char* op, const std::vector<std::string>& rule) {
+Status Iptables(const char* op, const std::vector<std::string>& rule) {
   std::vector<std::string> argv = {"iptables", op, "OUTPUT"};
   argv.insert(argv.end(), rule.begin(), rule.end());
   auto r = RunCommand(argv, true);
-  if (!r.ok() || r->exit.code != 0) {
-    std::fprintf(stderr, "vm_faults: iptables %s failed: %s\n", op, r.ok() ? r->stdout_text.c_str() : "");
-    std::exit(2);
-  }
+  if (!r.ok()) return r.status();
+  if (r->exit.code != 0) return Status::Internal(std::string("iptables ") + op + ": " + r->stdout_text);
+  return Status::Ok();
 }
 
 }  // namespace
 
 Paused::Paused(const std::string& program) : pids_(vmtest::ProcessesOf(program)) {
-  if (pids_.empty()) {
-    std::fprintf(stderr, "vm_faults: no %s to pause\n", program.c_str());
-    std::exit(2);
-  }
+  if (pids_.empty()) throw std::runtime_error("no " + program + " to pause");
   for (pid_t pid : pids_) ::kill(pid, SIGSTOP);
 }
 
@@ -44,12 +41,21 @@ Paused::~Paused() {
   for (pid_t pid : pids_) ::kill(pid, SIGCONT);
 }
 
+// All rules or none: a rule that fails takes back the ones before it.
 Partition::Partition() {
-  for (const auto& rule : kDropRules) Iptables("-A", rule);
+  for (size_t i = 0; i < kDropRules.size(); ++i) {
+    Status added = Iptables("-A", kDropRules[i]);
+    if (added.ok()) continue;
+    while (i-- > 0) (void)Iptables("-D", kDropRules[i]);
+    throw std::runtime_error(added.ToString());
+  }
 }
 
 Partition::~Partition() {
-  for (const auto& rule : kDropRules) Iptables("-D", rule);
+  for (const auto& rule : kDropRules) {
+    Status removed = Iptables("-D", rule);
+    if (!removed.ok()) std::fprintf(stderr, "vm_faults: %s\n", removed.ToString().c_str());
+  }
 }
 
 void PrintStalledDevice(const std::string& device) {
@@ -62,7 +68,8 @@ bool RecoverLaggyPgs() {
   // The OSD's own view (the PG map needs a manager, which the VM's Ceph
   // does not run): an op parked in waiting_for_readable.
   bool laggy = false;
-  for (const auto& entry : std::filesystem::directory_iterator("/run/ceph")) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/run/ceph", ec)) {
     std::string name = entry.path().filename().string();
     if (!name.starts_with("ceph-osd.") || !name.ends_with(".asok")) continue;
     auto ops = RunCommand({"ceph", "--admin-daemon", entry.path().string(), "dump_ops_in_flight"}, true);

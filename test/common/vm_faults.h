@@ -1,5 +1,7 @@
 // Test-only: the faults fault_suite injects inside the test VM, each undone
-// by its destructor so that a failing case leaves the cluster whole.
+// by its destructor so that a failing case leaves the cluster whole (the
+// VM tests share one VM): errors are exceptions, never an exit that would
+// skip a destructor.
 #pragma once
 
 #include <string>
@@ -9,7 +11,8 @@
 
 namespace nbdk::faults {
 
-// Every process named `program` SIGSTOPped for this object's life.
+// Every process named `program` SIGSTOPped for this object's life;
+// std::runtime_error when there is none.
 class Paused {
  public:
   explicit Paused(const std::string& program);
@@ -23,7 +26,8 @@ class Paused {
 
 // The node cut off from the cluster for this object's life: iptables drops
 // every packet to the monitor's (3300, 6789) and the OSDs' (6800-7300)
-// ports on loopback, where the VM's one-node Ceph listens.
+// ports on loopback, where the VM's one-node Ceph listens. All rules or
+// none: std::runtime_error naming the failure.
 class Partition {
  public:
   Partition();

@@ -145,6 +145,8 @@ TEST_F(SupervisorTest, AnExpiredDeviceIsDisconnectedOnceTheKernelsWindowHasPasse
   config_.reattach_safety_margin_ms = 1000;
   Behave("img1.map", "device=/dev/nbd1");
   Behave("img1.attach", "mode=exit exit_code=1");
+  MakeSysfs(1);
+  std::ofstream(dir_ + "/sys/block/nbd1/backend") << "vol1\n";
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
   uint64_t death = loop_.NowMs();
   kill(Snap("vol1").pid, SIGKILL);
@@ -155,6 +157,22 @@ TEST_F(SupervisorTest, AnExpiredDeviceIsDisconnectedOnceTheKernelsWindowHasPasse
   ASSERT_TRUE(RunUntil([&] { return Snap("vol1").reason.find("disconnected") != std::string::npos; }));
   EXPECT_EQ(Snap("vol1").state, MappingState::kExpired) << "its mount and record stay for the unstage";
   EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  UnmapAllAndShutdown();
+}
+
+TEST_F(SupervisorTest, AnExpiredDeviceThatServesAnotherCookieIsNeverTouched) {
+  // After a daemon restart the index may serve another volume now.
+  MakeSysfs(1);
+  std::ofstream(dir_ + "/sys/block/nbd1/backend") << "someone-else\n";
+  AdoptRequest expired;
+  expired.map = Request("vol1", "img1");
+  expired.device = "/dev/nbd1";
+  ASSERT_TRUE(sup().AdoptExpired(expired, "the kernel gave up").ok());
+  RunFor(300);  // the release: the cookie read on a pool thread
+  sup().OnLinkDead(1);
+  EXPECT_EQ(sup().counters().link_dead_events, 1u) << "the event is not the expired mapping's";
+  EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  EXPECT_EQ(CountArgv(" unmap "), 0) << "neither the release nor the unstage unmaps another volume's device";
   UnmapAllAndShutdown();
 }
 

@@ -20,8 +20,8 @@ namespace {
 // `answer` (length-prefixed, as Ceph does), or never when `silent`.
 class FakeAdminSocket {
  public:
-  FakeAdminSocket(const std::string& path, std::string answer, bool silent)
-      : answer_(std::move(answer)), silent_(silent) {
+  enum class Mode { kAnswer, kSilent, kHangUp };
+  FakeAdminSocket(const std::string& path, std::string answer, Mode mode) : answer_(std::move(answer)), mode_(mode) {
     listener_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -49,7 +49,8 @@ class FakeAdminSocket {
       while (::read(conn.get(), &c, 1) == 1 && c != '\0') {
       }
       ++questions_;
-      if (silent_) {
+      if (mode_ == Mode::kHangUp) continue;  // closes without an answer
+      if (mode_ == Mode::kSilent) {
         held.push_back(std::move(conn));
         continue;
       }
@@ -61,7 +62,7 @@ class FakeAdminSocket {
 
   UniqueFd listener_;
   std::string answer_;
-  bool silent_;
+  Mode mode_;
   std::atomic<int> questions_{0};
   std::thread thread_;
 };
@@ -103,7 +104,7 @@ TEST_F(StallTest, AStoppedServerHoldingIoIsKilledAndReattached) {
 TEST_F(StallTest, OpsInFlightAtTheClusterAreReportedAndNeverKilled) {
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
   int pid = Snap("vol1").pid;
-  FakeAdminSocket asok(AdminSocketPath(config_, pid), R"({"ops":[{"osd":0,"age":7.5}],"linger_ops":[]})", false);
+  FakeAdminSocket asok(AdminSocketPath(config_, pid), R"({"ops":[{"osd":0,"age":7.5}],"linger_ops":[]})", FakeAdminSocket::Mode::kAnswer);
   Counters(1, 100);
   ASSERT_TRUE(RunUntil([&] { return asok.questions() >= 5; }));
   auto s = Snap("vol1");
@@ -121,7 +122,7 @@ TEST_F(StallTest, OpsInFlightAtTheClusterAreReportedAndNeverKilled) {
 
 TEST_F(StallTest, AServerWithNoOpTwiceIsStuck) {
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
-  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), R"({"ops":[],"linger_ops":[]})", false);
+  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), R"({"ops":[],"linger_ops":[]})", FakeAdminSocket::Mode::kAnswer);
   Counters(1, 100);
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
   EXPECT_EQ(asok.questions(), 2);
@@ -132,10 +133,23 @@ TEST_F(StallTest, AServerWithNoOpTwiceIsStuck) {
 TEST_F(StallTest, ASilentAdminSocketIsStuck) {
   config_.stuck_io_limit_ms = 50;
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
-  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), "", true);
+  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), "", FakeAdminSocket::Mode::kSilent);
   Counters(1, 100);
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }, 15000));
   EXPECT_EQ(sup().counters().stuck_kills, 1u);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(StallTest, AnAdminSocketThatHangsUpIsNoProofOfAHang) {
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int pid = Snap("vol1").pid;
+  FakeAdminSocket asok(AdminSocketPath(config_, pid), "", FakeAdminSocket::Mode::kHangUp);
+  Counters(1, 100);
+  ASSERT_TRUE(RunUntil([&] { return asok.questions() >= 3; }));
+  auto s = Snap("vol1");
+  EXPECT_EQ(s.pid, pid);
+  EXPECT_NE(s.io_stall.find("closed without an answer"), std::string::npos) << s.io_stall;
+  EXPECT_EQ(sup().counters().stuck_kills, 0u);
   UnmapAllAndShutdown();
 }
 
