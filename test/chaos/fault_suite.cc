@@ -187,6 +187,7 @@ Row RunCase(Keeper& k, const std::string& fault, const std::string& duration, ui
   row.ok = failure.empty() && row.errors == 0;
   if (!failure.empty()) {
     for (auto& v : k.volumes()) PrintStalledDevice(k.Status(v) ? k.Status(v)->device : "");
+    std::fprintf(stderr, "fault_suite: the daemon's log:\n%s\n", k.Log().c_str());
   }
   return row;
 }
