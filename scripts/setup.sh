@@ -29,6 +29,7 @@ vm_guest_packages=(
   kmod ceph-mon ceph-osd ceph-common rbd-nbd
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
   python3-yaml  # test/container reads the DaemonSet's manifest
+  iptables      # test/chaos/fault_suite cuts the node off from Ceph
 )
 # scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
 # the archive keys), podman makes and runs the image; runc runs it where
