@@ -23,8 +23,7 @@ std::string DescribeOps(const LibradosOps& ops) {
 // The counters are the device's and outlive its server: a completion
 // between the re-attach and the next sample still resets the backoff.
 void StallRule::Restart() {
-  stalled_ = false;
-  idle_server_seen_ = false;
+  quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
 }
 
 uint64_t StallRule::limit_ms() const {
@@ -35,24 +34,51 @@ uint64_t StallRule::stalled_ms(uint64_t now_ms) const {
   return stalled_ && now_ms > stalled_since_ms_ ? now_ms - stalled_since_ms_ : 0;
 }
 
+uint64_t StallRule::quiet_ms(uint64_t now_ms) const {
+  return quiet_ && now_ms > quiet_since_ms_ ? now_ms - quiet_since_ms_ : 0;
+}
+
 bool StallRule::Sample(const NbdIoCounters& counters, uint64_t now_ms) {
   bool progressed = !have_sample_ || counters.completed != last_completed_;
   if (have_sample_ && counters.completed != last_completed_) stuck_without_progress_ = 0;
   have_sample_ = true;
   last_completed_ = counters.completed;
-  if (counters.in_flight == 0 || progressed) {
-    stalled_ = false;
-    idle_server_seen_ = false;
+  if (progressed) {
+    quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
     return false;
   }
-  if (!stalled_) {
+  if (!quiet_) {
+    quiet_ = true;
+    quiet_since_ms_ = now_ms;
+  }
+  if (counters.in_flight == 0) {
+    stalled_ = idle_server_seen_ = false;
+  } else if (!stalled_) {
     stalled_ = true;
     stalled_since_ms_ = now_ms;
   }
-  return base_limit_ms_ > 0 && stalled_ms(now_ms) >= limit_ms();
+  if (base_limit_ms_ == 0) return false;
+  return (stalled_ ? stalled_ms(now_ms) : quiet_ms(now_ms)) >= limit_ms();
 }
 
-StallJudgement StallRule::Judge(const ServerProbe& probe, uint64_t now_ms) {
+// Nothing counted in flight: only a server that cannot answer at all is
+// stuck; one that answers is idle, and the quiet clock starts again. An
+// idle server's socket gets a second chance one sample later, as a loaded
+// host may keep any answer past the probe's timeout.
+StallJudgement StallRule::JudgeIdle(const ServerProbe& probe, uint64_t now_ms) {
+  std::string quiet = "no IO completed for " + Seconds(quiet_ms(now_ms)) +
+                      " and no read or write is counted in flight (a flush is not counted); ";
+  bool twice_silent = probe.silent && silent_seen_;
+  silent_seen_ = probe.silent;
+  if (probe.stopped) return {StallVerdict::kStuck, quiet + "rbd-nbd is stopped"};
+  std::string silent = "rbd-nbd's admin socket does not answer (" + probe.error + ")";
+  if (twice_silent) return {StallVerdict::kStuck, quiet + silent + " twice"};
+  if (probe.silent) return {StallVerdict::kUnknown, quiet + silent + "; asking again at the next sample"};
+  quiet_since_ms_ = now_ms;
+  return {};
+}
+
+StallJudgement StallRule::JudgeHeld(const ServerProbe& probe, uint64_t now_ms) {
   std::string held = "the kernel has held IO for " + Seconds(stalled_ms(now_ms)) + " without a completion; ";
   StallJudgement j;
   bool idle_server = probe.ops && probe.ops->count == 0;
@@ -73,10 +99,14 @@ StallJudgement StallRule::Judge(const ServerProbe& probe, uint64_t now_ms) {
   } else {
     j = {StallVerdict::kUnknown, held + "rbd-nbd's admin socket: " + probe.error};
   }
+  return j;
+}
+
+StallJudgement StallRule::Judge(const ServerProbe& probe, uint64_t now_ms) {
+  StallJudgement j = stalled_ ? JudgeHeld(probe, now_ms) : JudgeIdle(probe, now_ms);
   if (j.verdict == StallVerdict::kStuck) {
     ++stuck_without_progress_;
-    stalled_ = false;
-    idle_server_seen_ = false;
+    quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
   }
   return j;
 }

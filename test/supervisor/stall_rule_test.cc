@@ -23,15 +23,55 @@ uint64_t FirstProbeAt(StallRule& rule, uint64_t from_ms = 0) {
   }
 }
 
-TEST(StallRule, IdleOrProgressingIsNeverStalled) {
+TEST(StallRule, ADeviceThatCompletesIoIsNeverAsked) {
   StallRule rule(kLimit);
-  for (uint64_t t = 0; t < 600000; t += 5000) {
-    EXPECT_FALSE(rule.Sample({0, 100}, t)) << "nothing in flight";
-  }
-  for (uint64_t t = 600000, done = 100; t < 1200000; t += 5000, ++done) {
-    EXPECT_FALSE(rule.Sample({4, done}, t)) << "IO in flight, but completing";
+  for (uint64_t t = 0, done = 100; t < 1200000; t += 5000, ++done) {
+    EXPECT_FALSE(rule.Sample({t % 10000 ? 4u : 0u, done}, t)) << "completing";
   }
   EXPECT_EQ(rule.stalled_ms(1200000), 0u);
+}
+
+// `inflight` counts reads and writes only: a flush the server never answers
+// leaves it at 0 (CI: a SIGSTOPped server, its writer in fsync).
+TEST(StallRule, AQuietDeviceWithNothingCountedInFlightAsksAtTheLimitToo) {
+  StallRule rule(kLimit);
+  uint64_t t = 0;
+  while (!rule.Sample({0, 100}, t)) t += 5000;
+  EXPECT_EQ(t, 65000u);
+  EXPECT_EQ(rule.stalled_ms(t), 0u) << "no IO is held that the kernel counts";
+  ServerProbe stopped;
+  stopped.stopped = true;
+  StallJudgement j = rule.Judge(stopped, t);
+  EXPECT_EQ(j.verdict, StallVerdict::kStuck);
+  EXPECT_NE(j.reason.find("no IO completed for 60 s"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("rbd-nbd is stopped"), std::string::npos) << j.reason;
+}
+
+TEST(StallRule, AnIdleServerThatAnswersIsHealthyAndAskedAgainAfterAnotherLimit) {
+  StallRule rule(kLimit);
+  uint64_t t = 0;
+  while (!rule.Sample({0, 100}, t)) t += 5000;
+  EXPECT_EQ(rule.Judge(Ops(0), t).verdict, StallVerdict::kHealthy) << "no op twice proves nothing when nothing is held";
+  uint64_t asked = t;
+  do t += 5000;
+  while (!rule.Sample({0, 100}, t));
+  EXPECT_EQ(t - asked, kLimit);
+  EXPECT_EQ(rule.Judge(Ops(0), t).verdict, StallVerdict::kHealthy);
+  ServerProbe silent;
+  silent.has_admin_socket = true;
+  silent.silent = true;
+  silent.error = "no answer within 5000 ms";
+  do t += 5000;
+  while (!rule.Sample({0, 100}, t));
+  EXPECT_EQ(rule.Judge(silent, t).verdict, StallVerdict::kUnknown) << "a loaded host gets a second chance";
+  ASSERT_TRUE(rule.Sample({0, 100}, t + 5000));
+  EXPECT_EQ(rule.Judge(silent, t + 5000).verdict, StallVerdict::kStuck);
+}
+
+TEST(StallRule, IoHeldAfterAQuietSpellIsTimedFromItsFirstSample) {
+  StallRule rule(kLimit);
+  for (uint64_t t = 0; t < 50000; t += 5000) ASSERT_FALSE(rule.Sample({0, 100}, t));
+  EXPECT_EQ(FirstProbeAt(rule, 50000), 110000u) << "held from 50 s, not quiet from 5 s";
 }
 
 TEST(StallRule, HeldIoWithoutACompletionAsksAtTheLimit) {
@@ -128,7 +168,7 @@ TEST(StallRule, StuckAgainWithoutProgressDoublesTheLimitUpToEightTimes) {
 
 TEST(StallRule, ALimitOfZeroNeverAsks) {
   StallRule rule(0);
-  for (uint64_t t = 0; t < 600000; t += 5000) EXPECT_FALSE(rule.Sample({1, 100}, t));
+  for (uint64_t t = 0; t < 600000; t += 5000) EXPECT_FALSE(rule.Sample({t % 10000 ? 1u : 0u, 100}, t));
 }
 
 TEST(ServerProbeParse, ObjecterRequestsCountsOpsNotWatches) {

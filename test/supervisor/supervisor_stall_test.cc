@@ -101,6 +101,29 @@ TEST_F(StallTest, AStoppedServerHoldingIoIsKilledAndReattached) {
   UnmapAllAndShutdown();
 }
 
+// A flush is not counted in `inflight`: a server stopped while it holds
+// only a flush leaves the counters at rest, and is stuck all the same.
+TEST_F(StallTest, AStoppedServerIsKilledWhenNothingIsCountedInFlight) {
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int pid = Snap("vol1").pid;
+  kill(pid, SIGSTOP);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_EQ(sup().counters().stuck_kills, 1u);
+  EXPECT_NE(Snap("vol1").pid, pid);
+  UnmapAllAndShutdown();
+}
+
+TEST_F(StallTest, AnIdleServerThatAnswersIsLeftAlone) {
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  int pid = Snap("vol1").pid;
+  FakeAdminSocket asok(AdminSocketPath(config_, pid), R"({"ops":[],"linger_ops":[]})", FakeAdminSocket::Mode::kAnswer);
+  ASSERT_TRUE(RunUntil([&] { return asok.questions() >= 3; }));
+  EXPECT_EQ(Snap("vol1").pid, pid);
+  EXPECT_EQ(Snap("vol1").io_stall, "");
+  EXPECT_EQ(sup().counters().stuck_kills, 0u);
+  UnmapAllAndShutdown();
+}
+
 TEST_F(StallTest, OpsInFlightAtTheClusterAreReportedAndNeverKilled) {
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
   int pid = Snap("vol1").pid;
