@@ -31,7 +31,8 @@ void ServerJournal::Record(const std::string& volume_id) {
   VolumeRecord updated = *record;
   updated.rbd_nbd_pid = snap->pid;
   updated.rbd_clients = snap->own_clients;
-  if (updated.rbd_nbd_pid == record->rbd_nbd_pid && updated.rbd_clients == record->rbd_clients) return;
+  updated.rbd_clients_before = snap->clients_before_server;
+  if (updated == *record) return;
   auto lock = node_.volumes.Lock(volume_id);
   if (!lock.ok()) return RetryLater(volume_id, lock_busy_, lock_retry_, kLockRetryMs);
   auto held = std::make_shared<VolumeOpLock>(std::move(*lock));

@@ -123,7 +123,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.reattach_timeout_s = node_.supervisor.config().reattach_timeout_s;
     auto snap = node_.supervisor.Snapshot(req_.volume_id);
     r.rbd_nbd_pid = snap ? snap->pid : 0;
-    if (snap) r.rbd_clients = snap->own_clients;
+    if (snap) {
+      r.rbd_clients = snap->own_clients;
+      r.rbd_clients_before = snap->clients_before_server;
+    }
     r.state = state;
     return r;
   }

@@ -54,11 +54,26 @@ class FieldReader {
     return Bool(name, out);
   }
 
+  bool Has(const char* name) const { return object_.FindMember(name) != object_.MemberEnd(); }
+
   // An array member newer daemons write: absent in an older record is empty.
   Status OptionalStrings(const char* name, std::vector<std::string>* out) const {
     out->clear();
-    if (object_.FindMember(name) == object_.MemberEnd()) return Status::Ok();
+    if (!Has(name)) return Status::Ok();
     return Strings(name, out);
+  }
+
+  // An array of CephClient::ToString texts; absent is empty.
+  Status OptionalClients(const char* name, std::vector<CephClient>* out) const {
+    std::vector<std::string> texts;
+    NBDK_RETURN_IF_ERROR(OptionalStrings(name, &texts));
+    out->clear();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      Result<CephClient> client = ParseCephClient(texts[i]);
+      if (!client.ok()) return Status::Corruption("field " + Indexed(name, i) + ": " + client.status().message());
+      out->push_back(std::move(client).value());
+    }
+    return Status::Ok();
   }
 
   Status Int64(const char* name, int64_t min, int64_t max, int64_t* out) const {
@@ -94,7 +109,7 @@ class FieldReader {
     *out = &it->value;
     return Status::Ok();
   }
-  static std::string Indexed(const char* name, rapidjson::SizeType i) {
+  static std::string Indexed(const char* name, size_t i) {
     return std::string(name) + "[" + std::to_string(i) + "]";
   }
   Status Wrong(std::string_view name, const std::string& expected) const {
@@ -140,12 +155,10 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   }));
   NBDK_RETURN_IF_ERROR(f.Int64("rbd_nbd_pid", 0, std::numeric_limits<int32_t>::max(), &pid));
   r->rbd_nbd_pid = static_cast<int32_t>(pid);
-  std::vector<std::string> clients;
-  NBDK_RETURN_IF_ERROR(f.OptionalStrings("rbd_clients", &clients));
-  for (const std::string& text : clients) {
-    Result<CephClient> client = ParseCephClient(text);
-    if (!client.ok()) return Status::Corruption("field rbd_clients: " + client.status().message());
-    r->rbd_clients.push_back(std::move(client).value());
+  NBDK_RETURN_IF_ERROR(f.OptionalClients("rbd_clients", &r->rbd_clients));
+  if (f.Has("rbd_clients_before")) {
+    r->rbd_clients_before.emplace();
+    NBDK_RETURN_IF_ERROR(f.OptionalClients("rbd_clients_before", &*r->rbd_clients_before));
   }
   NBDK_RETURN_IF_ERROR(f.String("boot_id", &r->boot_id));
   NBDK_RETURN_IF_ERROR(f.Int64("reattach_timeout_s", 0, std::numeric_limits<uint32_t>::max(), &timeout));
@@ -159,6 +172,12 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   if (!parsed) return Status::Corruption("field state: '" + state + "' is neither staging nor staged");
   r->state = *parsed;
   return Status::Ok();
+}
+
+std::vector<std::string> ClientTexts(const std::vector<CephClient>& clients) {
+  std::vector<std::string> texts;
+  for (const CephClient& c : clients) texts.push_back(c.ToString());
+  return texts;
 }
 
 }  // namespace
@@ -238,11 +257,8 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   w.EndArray();
   w.Key("rbd_nbd_pid");
   w.Int(r.rbd_nbd_pid);
-  if (!r.rbd_clients.empty()) {
-    std::vector<std::string> clients;
-    for (const CephClient& c : r.rbd_clients) clients.push_back(c.ToString());
-    WriteJsonMember(w, "rbd_clients", clients);
-  }
+  if (!r.rbd_clients.empty()) WriteJsonMember(w, "rbd_clients", ClientTexts(r.rbd_clients));
+  if (r.rbd_clients_before) WriteJsonMember(w, "rbd_clients_before", ClientTexts(*r.rbd_clients_before));
   WriteJsonMember(w, "boot_id", r.boot_id);
   w.Key("reattach_timeout_s");
   w.Uint(r.reattach_timeout_s);

@@ -80,6 +80,11 @@ struct VolumeRecord {
   // still this volume's own. Absent in older records, and written only
   // when there are some: none.
   std::vector<CephClient> rbd_clients;
+  // The image's clients when the current rbd-nbd was started, kept only
+  // until that server's own clients are known (then they are in
+  // rbd_clients): a daemon restarted in between finds the server it adopts
+  // among the clients since. Absent otherwise, and in older records.
+  std::optional<std::vector<CephClient>> rbd_clients_before;
   std::string boot_id;                   // boot the pid and device belong to
   uint32_t reattach_timeout_s = 0;
   int64_t created_ms = 0;                // unix time, milliseconds
@@ -99,7 +104,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& record);
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
 // required and type-checked, except those added after the first release
 // (the `created` flags, the mount flags, `single_writer`, `multi_node`,
-// `rbd_clients`, each CephClient::ToString text), which older
+// `rbd_clients` and `rbd_clients_before`, each CephClient::ToString text), which older
 // records lack; unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.
 // Corruption names the field:

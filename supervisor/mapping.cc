@@ -36,6 +36,12 @@ Mapping::Mapping(Env env, MapRequest request)
       own_clients_(request_.own_clients.begin(), request_.own_clients.end()),
       stall_rule_(env_.config.stuck_io_limit_ms) {
   state_since_ms_ = env_.loop.NowMs();
+  // The previous daemon ended before it knew its last server's clients:
+  // those that appeared since that server started are its own.
+  if (request_.clients_before_server) {
+    before_start_ = ImageClients{*request_.clients_before_server, std::nullopt};
+    server_clients_pending_ = true;
+  }
 }
 
 Mapping::~Mapping() {
@@ -86,6 +92,7 @@ Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* ro
   if (!child.ok()) return child.status();
   child_ = std::move(child).value();
   ++server_generation_;
+  server_clients_pending_ = true;
   NBDK_LOG_INFO("rbd_nbd_spawned", {{"volume", request_.volume_id},
                                     {"role", child_role_},
                                     {"pid", child_->pid()},

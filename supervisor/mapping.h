@@ -178,6 +178,7 @@ class Mapping {
   // Adds the clients that appeared since `before` to own_clients_, then
   // runs `then` (also when they cannot be listed).
   void IdentifyOwnClients(ImageClients before, std::function<void()> then);
+  void ClaimPendingClients(const ImageClients& seen);
   // mapping_stall.cc: the stall watch, while Connected.
   void StartStallWatch();
   void SampleIo();
@@ -227,6 +228,7 @@ class Mapping {
   uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
   OwnClients own_clients_;      // this volume's rbd-nbd processes, past and present
   ImageClients before_start_;  // the image's clients before the current map or attach
+  bool server_clients_pending_ = false;  // the current server's clients are not known yet
 
   StallRule stall_rule_;
   bool stall_busy_ = false;  // a sample or probe is on a pool thread

@@ -39,6 +39,7 @@ void Mapping::CheckClientsBeforeAttach() {
     if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
     // Unproven is not safe: no attach until the clients are known.
     if (!seen.ok()) return OnAttachFailed("list the image's clients: " + seen.status().message());
+    ClaimPendingClients(*seen);
     if (Fenceable()) {
       ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, own_clients_);
       if (check.verdict == ReattachVerdict::kFence) return Fence(check.why.message());
@@ -85,10 +86,26 @@ void Mapping::Fence(std::string reason) {
   });
 }
 
+// A server that died (or whose daemon did) before its own clients were
+// known left them among those that appeared since its start.
+void Mapping::ClaimPendingClients(const ImageClients& seen) {
+  if (!server_clients_pending_) return;
+  server_clients_pending_ = false;
+  std::vector<CephClient> fresh = NewClients(before_start_, seen);
+  for (const CephClient& c : fresh) own_clients_.insert(c);
+  NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
+                                {"new", Names(fresh)},
+                                {"all", Names({own_clients_.begin(), own_clients_.end()})},
+                                {"why", "the last server's clients were not known yet"}});
+  if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
+}
+
 void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then) {
   std::weak_ptr<bool> weak = alive_;
+  uint64_t generation = server_generation_;
   env_.lock_breaker.ListClients(
-      request_.image, [this, weak, before = std::move(before), then = std::move(then)](Result<ImageClients> seen) {
+      request_.image,
+      [this, weak, generation, before = std::move(before), then = std::move(then)](Result<ImageClients> seen) {
         if (weak.expired()) return;
         if (!seen.ok()) {
           // Its lock will not be broken after a death, and its watch counts
@@ -103,8 +120,11 @@ void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then
           NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
                                         {"new", Names(fresh)},
                                         {"all", Names({own_clients_.begin(), own_clients_.end()})}});
-          if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
         }
+        // Known now: the journal drops the clients from before its start.
+        bool known = server_clients_pending_ && generation == server_generation_;
+        if (known) server_clients_pending_ = false;
+        if ((changed || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
         then();
       });
 }

@@ -30,6 +30,7 @@ MappingSnapshot Mapping::Snapshot() const {
   s.output_tail = log_.Tail();
   s.log_path = log_.path();
   s.own_clients.assign(own_clients_.begin(), own_clients_.end());
+  if (server_clients_pending_ && Fenceable()) s.clients_before_server = NewClients({}, before_start_);
   return s;
 }
 

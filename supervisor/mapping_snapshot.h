@@ -34,6 +34,9 @@ struct MappingSnapshot {
   // The Ceph clients of this volume's rbd-nbd processes, past and present,
   // sorted (supervisor/image_fence.h).
   std::vector<CephClient> own_clients;
+  // While the current server's own clients are not known yet: the image's
+  // clients when it was started (journaled, for an adoption meanwhile).
+  std::optional<std::vector<CephClient>> clients_before_server;
   uint32_t restarts = 0;         // successful re-attaches since the map
   uint32_t attach_attempts = 0;  // attempts in the current outage
   // Mapping/Dead: waiting for an attach slot at this place (1: next); 0:

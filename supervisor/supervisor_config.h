@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,10 @@ struct MapRequest {
   // The Ceph clients of this volume's earlier rbd-nbd processes, as the
   // node journal keeps them: their watches and lock are not foreign.
   std::vector<CephClient> own_clients;
+  // An adopted server whose own clients were not yet known when the
+  // journal was last written: the image's clients when it was started
+  // (VolumeRecord::rbd_clients_before). The clients since are its own.
+  std::optional<std::vector<CephClient>> clients_before_server;
 };
 
 // A running rbd-nbd server this daemon did not spawn (found after a daemon

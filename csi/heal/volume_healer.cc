@@ -46,6 +46,7 @@ AdoptRequest RequestFor(const VolumeRecord& r, int pid) {
   a.map.cookie = r.cookie;
   a.map.multi_node = r.multi_node;
   a.map.own_clients = r.rbd_clients;
+  a.map.clients_before_server = r.rbd_clients_before;
   a.device = r.nbd_device;
   a.pid = pid;
   return a;

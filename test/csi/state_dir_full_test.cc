@@ -168,11 +168,13 @@ TEST_F(StateDirFullTest, AReattachsRecordIsRetriedUntilTheDiskHasRoom) {
   EXPECT_EQ(Snap(kVolume).state, MappingState::kConnected);
 
   journal_fs_.fail_writes = false;
-  ASSERT_TRUE(RunUntil([&] { return Record()->rbd_nbd_pid == new_pid; }));
+  ASSERT_TRUE(RunUntil([&] { return Record()->rbd_nbd_pid == new_pid && Record()->rbd_clients.size() == 2; }));
   server_journal_.reset();
   EXPECT_TRUE(ReloadJournal().empty());
   ASSERT_NE(Record(), nullptr);
   EXPECT_EQ(Record()->rbd_nbd_pid, new_pid) << "on disk, for the next restart";
+  EXPECT_EQ(Record()->rbd_clients.size(), 2u) << "the dead server's client and the new one's";
+  EXPECT_FALSE(Record()->rbd_clients_before.has_value()) << "kept only until the new server's clients are known";
   ExpectUnstaged();
   ExpectNothingLeft();
 }

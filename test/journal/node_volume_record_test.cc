@@ -158,12 +158,37 @@ TEST(VolumeRecordTest, ClientsAndMultiNodeAreWrittenOnlyWhenSetAndAbsentMeanNone
 TEST(VolumeRecordTest, AClientThatDoesNotParseIsCorruptionNamingIt) {
   Status s = DecodeEdited([](rapidjson::Document& d) { d["rbd_clients"][1].SetString("10.0.0.7:0/1"); });
   EXPECT_EQ(s.code(), Code::kCorruption);
-  EXPECT_NE(s.message().find("field rbd_clients: ceph client '10.0.0.7:0/1'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("field rbd_clients[1]: ceph client '10.0.0.7:0/1'"), std::string::npos) << s.message();
   s = DecodeEdited([](rapidjson::Document& d) { d["rbd_clients"].SetString("client.1@10.0.0.7:0/1"); });
   EXPECT_EQ(s.code(), Code::kCorruption);
   s = DecodeEdited([](rapidjson::Document& d) { d["multi_node"].SetString("true"); });
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_NE(s.message().find("multi_node"), std::string::npos) << s.message();
+}
+
+// Written only while a server's own clients are not known yet; present
+// and empty (nobody watched when it started) is not absent.
+TEST(VolumeRecordTest, TheClientsBeforeAServerRoundTripPresentEmptyOrAbsent) {
+  VolumeRecord r = FullRecord("vol-1");
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(r).c_str());
+  EXPECT_FALSE(doc.HasMember("rbd_clients_before"));
+  for (std::vector<CephClient> before : {std::vector<CephClient>{}, std::vector<CephClient>{{"client.9", "10.0.0.8:0/5"}}}) {
+    r.rbd_clients_before = before;
+    doc.Parse(EncodeVolumeRecord(r).c_str());
+    ASSERT_TRUE(doc.HasMember("rbd_clients_before"));
+    EXPECT_EQ(doc["rbd_clients_before"].Size(), before.size());
+    Result<VolumeRecord> back = DecodeVolumeRecord(EncodeVolumeRecord(r));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    ASSERT_TRUE(back->rbd_clients_before.has_value());
+    EXPECT_EQ(*back, r);
+  }
+  r.rbd_clients_before = std::vector<CephClient>{{"client.9", "10.0.0.8:0/5"}};
+  std::string text = EncodeVolumeRecord(r);
+  std::string bad = text.substr(0, text.find("client.9@")) + "nonsense" + text.substr(text.find("10.0.0.8:0/5") + 12);
+  Status s = DecodeVolumeRecord(bad).status();
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("field rbd_clients_before[0]"), std::string::npos) << s.message();
 }
 
 TEST(VolumeRecordTest, WrongTypedMountFlagsAreNamed) {

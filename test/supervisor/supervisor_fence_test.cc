@@ -94,6 +94,31 @@ TEST_F(SupervisorTest, UnlistableClientsMeanNoAttachUntilTheyAreKnown) {
   UnmapAllAndShutdown();
 }
 
+// A server that died before its clients were known (its daemon too): the
+// clients since its start are its own, and its lock is broken, not feared.
+TEST_F(SupervisorTest, AServerDeadBeforeItsClientsWereKnownLeavesThemAmongThoseSinceItsStart) {
+  breaker_.stranger = kStranger;  // the dead server's lingering watch and lock
+  AdoptRequest a;
+  a.map = Request("vol1", "img1");
+  a.map.own_clients = {{"client.77", "127.0.0.1:0/77"}};
+  a.map.clients_before_server = std::vector<CephClient>{};
+  a.device = "/dev/nbd4";
+  ASSERT_TRUE(sup().Reattach(a, "journal: server gone").ok());
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  ASSERT_EQ(breaker_.breaks.size(), 1u);
+  EXPECT_EQ(breaker_.breaks[0].owner, kStranger);
+  EXPECT_EQ(sup().counters().fencings, 0u);
+
+  // Without the journal's word, the same client is a stranger.
+  AdoptRequest b = a;
+  b.map.volume_id = "vol2";
+  b.map.clients_before_server.reset();
+  b.device = "/dev/nbd5";
+  ASSERT_TRUE(sup().Reattach(b, "journal: server gone").ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol2").state == MappingState::kFenced; }));
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, JournaledClientsAreOursAfterARestart) {
   // The daemon restarted: the dead server's client lingers, and only the
   // journal says it is this volume's.

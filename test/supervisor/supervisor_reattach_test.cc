@@ -269,6 +269,38 @@ int SpawnOutsideLibuv(const std::string& fake_dir, const std::string& image, con
   return rc == 0 ? pid : -1;
 }
 
+// The previous daemon was killed right after it re-attached: the journal
+// has the new server's pid, not yet its client. The clients that appeared
+// since that server started are its own, so its death is healed, not fenced.
+TEST_F(SupervisorTest, AnAdoptedServerWhoseClientsWereNotJournaledIsKnownByTheClientsSinceItsStart) {
+  const CephClient older{"client.77", "127.0.0.1:0/77"};
+  std::filesystem::create_directories(dir_ + "/fake");
+  std::ofstream(dir_ + "/fake/imga.watchers") << older.ToString() << "\n";
+  Behave("imga.map", "device=/dev/nbd5");
+  int pid = SpawnOutsideLibuv(dir_ + "/fake", "imga", "/dev/nbd5");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(RunUntil([&] { return std::filesystem::exists(dir_ + "/fake/nbd5.pid"); }));
+
+  AdoptRequest a;
+  a.map = Request("vol-a", "imga");
+  a.map.own_clients = {older};
+  a.map.clients_before_server = std::vector<CephClient>{older};
+  a.device = "/dev/nbd5";
+  a.pid = pid;
+  ASSERT_TRUE(sup().Adopt(a).ok());
+  CephClient adopted = FakeLockBreaker::ClientOf(pid);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol-a").own_clients.size() == 2; }));
+  EXPECT_FALSE(Snap("vol-a").clients_before_server.has_value()) << "known now: the journal drops them";
+
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol-a", 1); }));
+  EXPECT_EQ(sup().counters().fencings, 0u);
+  ASSERT_FALSE(breaker_.breaks.empty());
+  EXPECT_EQ(breaker_.breaks.back().owner, adopted);
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, AdoptedServerIsWatchedThroughAPidfdAndReattachedWhenItDies) {
   Behave("imga.map", "device=/dev/nbd5");
   int pid = SpawnOutsideLibuv(dir_ + "/fake", "imga", "/dev/nbd5");
