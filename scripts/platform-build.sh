@@ -35,4 +35,5 @@ in_root() {
 }
 in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
-in_root cmake --build "$build" -j"$(nproc)"
+# NBDK_PLATFORM_TARGET: one target only (scripts/image.sh builds the daemon).
+in_root cmake --build "$build" -j"$(nproc)" ${NBDK_PLATFORM_TARGET:+--target "$NBDK_PLATFORM_TARGET"}

@@ -46,6 +46,13 @@ set(NBDK_VM_PLATFORMS debian12-k612 CACHE STRING "VM test platforms besides debi
 # The platform this build tree's own VM tests boot: empty for debian12;
 # scripts/platform-build.sh sets it for a tree built in a platform's root.
 set(NBDK_VM_PLATFORM "" CACHE STRING "the platform of this build tree's VM tests (empty: debian12)")
+# The userland this tree's daemon links, so its container image's platform
+# (scripts/image.sh --platform).
+if(NBDK_VM_PLATFORM)
+  set(NBDK_IMAGE_PLATFORM ${NBDK_VM_PLATFORM})
+else()
+  set(NBDK_IMAGE_PLATFORM debian12)
+endif()
 
 function(nbdk_add_vm_test)
   cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV;PLATFORMS" ${ARGN})
