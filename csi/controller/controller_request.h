@@ -55,8 +55,9 @@ struct ControllerSecrets {
 //  - thickProvision, encrypted, tryOtherMounters: only false (Go booleans);
 //  - csi.storage.k8s.io/pvc/name, .../pvc/namespace, .../pv/name (the
 //    provisioner's --extra-create-metadata): written as image metadata under
-//    the same keys, as ceph-csi does; the rest of the family (the secrets'
-//    names, fstype) is the provisioner's and not read here;
+//    the same keys, as ceph-csi does (unless the daemon's --setmetadata is
+//    false); the rest of the family (the secrets' names, fstype) is the
+//    provisioner's and not read here;
 //  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name (not
 //    with volumeNamePrefix).
 // Refused as not supported, whatever their value: encryptionKMSID,
