@@ -2,6 +2,7 @@
 
 #include <rbd/features.h>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -67,7 +68,13 @@ constexpr uint64_t kMinObjectSize = uint64_t{1} << 12;      // librbd's smallest
 constexpr uint64_t kMaxObjectSize = uint64_t{1} << 25;      // and largest
 constexpr uint64_t kDefaultObjectSize = uint64_t{1} << 22;  // librbd's default order, 22
 
-std::string Field(std::string_view name) { return "parameters." + std::string(name); }
+// "parameters.<name>"; a name that is not short printable ASCII (any key
+// is a valid StorageClass parameter) is quoted instead, by base/quote_field.h's rule.
+std::string Field(std::string_view name) {
+  bool plain = !name.empty() && name.size() <= kMaxQuotedBytes &&
+               std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
+  return plain ? "parameters." + std::string(name) : "parameters " + QuoteField(name);
+}
 
 // A decimal number as Go's strconv.ParseUint(v, 10, 64) reads it; nullopt
 // when absent.

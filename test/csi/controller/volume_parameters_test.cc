@@ -45,6 +45,14 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
                 "not a parameter nbdkeeper knows");
   ExpectRefused(CheckParameterNames(Params({{"nbdkeeper.io/other", "x"}})), "nbdkeeper.io/other",
                 "not a parameter nbdkeeper knows");
+  // Any key reaches here: one that is not short printable ASCII is quoted.
+  for (const std::string& odd : {std::string("a\nb"), std::string("\x1b[2J"), std::string(5000, 'k')}) {
+    Status s = CheckParameterNames(Params({{odd.c_str(), "x"}}));
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(s.message().starts_with("parameters '")) << s.message();
+    EXPECT_LT(s.message().size(), 400u);
+    EXPECT_EQ(s.message().find_first_of("\n\x1b"), std::string::npos) << s.message();
+  }
 }
 
 TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
