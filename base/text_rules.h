@@ -3,6 +3,7 @@
 // definition, so that the rooms cannot drift apart.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace nbdk {
@@ -16,6 +17,15 @@ constexpr bool HasSpaceOrControl(std::string_view s) {
     if (byte <= 0x20 || byte == 0x7f) return true;
   }
   return false;
+}
+
+// Go's strconv.ParseBool, which ceph-csi reads its boolean parameters and
+// volume context keys with: "1", "t", "T", "true", "TRUE", "True" and the
+// false spellings; nullopt for anything else.
+constexpr std::optional<bool> GoBool(std::string_view v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  return std::nullopt;
 }
 
 }  // namespace nbdk

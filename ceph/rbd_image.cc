@@ -2,6 +2,7 @@
 
 #include <rbd/librbd.h>
 
+#include <bit>
 #include <cerrno>
 #include <memory>
 
@@ -35,15 +36,36 @@ Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, 
   return RbdImage(raw);
 }
 
-Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uint64_t features) {
+Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, const ImageCreateOptions& options) {
   rbd_image_options_t raw = nullptr;
   rbd_image_options_create(&raw);
   std::unique_ptr<void, ImageOptionsDeleter> opts(raw);
   rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FORMAT, 2);
-  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, features);
+  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, options.features);
+  if (!options.data_pool.empty()) {
+    rbd_image_options_set_string(raw, RBD_IMAGE_OPTION_DATA_POOL, options.data_pool.c_str());
+  }
+  if (options.object_size != 0) {
+    rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_ORDER, std::countr_zero(options.object_size));
+  }
+  if (options.stripe_unit != 0) rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_STRIPE_UNIT, options.stripe_unit);
+  if (options.stripe_count != 0) {
+    rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_STRIPE_COUNT, options.stripe_count);
+  }
   int rc = io.cluster().NoteResult(rbd_create4(io.get(), image.c_str(), size_bytes, raw));
   if (rc == -EEXIST) return Status::AlreadyExists(ImageWhat(io, "create", image) + ": exists");
   if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "create", image));
+  return Status::Ok();
+}
+
+Status SetImageMetadata(IoCtx& io, const std::string& image, const std::map<std::string, std::string>& metadata) {
+  if (metadata.empty()) return Status::Ok();
+  auto opened = OpenImage(io, image, false, "set metadata of");
+  if (!opened.ok()) return opened.status();
+  for (const auto& [key, value] : metadata) {
+    int rc = io.cluster().NoteResult(rbd_metadata_set(opened->get(), key.c_str(), value.c_str()));
+    if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "set metadata of", image) + ": key " + key);
+  }
   return Status::Ok();
 }
 

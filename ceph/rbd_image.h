@@ -7,6 +7,7 @@
 #include <rbd/librbd.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,9 +34,27 @@ std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image);
 Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb,
                            bool by_id = false);
 
-// rbd_create4 with `features` (RBD_FEATURE_* bits), format 2. AlreadyExists
-// when an image of that name exists.
-Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, uint64_t features);
+// How CreateImage lays an image out. `features` is always set (0: none);
+// any other field left 0 or empty is librbd's default (the client's
+// rbd_default_* settings). librbd adds the data-pool and striping-v2
+// features itself when a data pool or a non-default striping asks for them.
+struct ImageCreateOptions {
+  uint64_t features = 0;      // RBD_FEATURE_* bits
+  std::string data_pool;      // where the data objects go; the image pool keeps the header
+  uint64_t object_size = 0;   // bytes, a power of two (librbd takes its log2, the order)
+  uint64_t stripe_unit = 0;   // bytes; with stripe_count, librbd's "fancy" striping
+  uint64_t stripe_count = 0;  // objects a stripe spans
+
+  bool operator==(const ImageCreateOptions&) const = default;
+};
+
+// rbd_create4 with `options`, format 2. AlreadyExists when an image of that
+// name exists. A layout librbd refuses is its EINVAL: callers check theirs.
+Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, const ImageCreateOptions& options);
+
+// rbd_metadata_set of each key: the image's `rbd image-meta` entries,
+// overwritten when present. NotFound when there is no such image.
+Status SetImageMetadata(IoCtx& io, const std::string& image, const std::map<std::string, std::string>& metadata);
 
 // The image's size; nullopt when there is no such image.
 Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image);

@@ -44,4 +44,15 @@ Result<std::vector<std::string>> MapOptionArguments(std::string_view value) {
   return ParseRbdNbdOptions(*section);
 }
 
+Result<std::string> UnmapOptionsCsv(std::string_view value) {
+  auto section = NbdOptionSection(value);
+  if (!section.ok()) return section.status();
+  for (char c : *section) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_-=,.").find(c) == std::string_view::npos) {
+      return Status::InvalidArgument("only letters, digits and '_-=,.' are allowed");
+    }
+  }
+  return section;
+}
+
 }  // namespace nbdk

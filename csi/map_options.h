@@ -9,8 +9,9 @@
 // no mounter is krbd's, as in ceph-csi. When a mounter has several sections
 // the last one wins, again as in ceph-csi. nbdkeeper uses only the nbd part,
 // whose options supervisor/rbd_nbd_options.h allow-lists: MapOptionArguments
-// is the one reader of a mapOptions value, for CreateVolume's StorageClass
-// parameter and NodeStageVolume's volume context alike.
+// and UnmapOptionsCsv are the one readers of a mapOptions and an
+// unmapOptions value, for CreateVolume's StorageClass parameters and
+// NodeStageVolume's volume context alike.
 // Pure functions.
 #pragma once
 
@@ -31,5 +32,11 @@ Result<std::string> NbdOptionSection(std::string_view value);
 // "krbd:lock_on_read;nbd:try-netlink" -> {"--try-netlink"}. InvalidArgument
 // from either step.
 Result<std::vector<std::string>> MapOptionArguments(std::string_view value);
+
+// The nbd section of an unmapOptions value, e.g. "krbd:force;nbd:force" ->
+// "force". nbdkeeper never puts it on a command line; it is kept for
+// ceph-csi, which hands it to `rbd unmap --options` as one value, so a
+// plain option list is all it may be: InvalidArgument otherwise.
+Result<std::string> UnmapOptionsCsv(std::string_view value);
 
 }  // namespace nbdk

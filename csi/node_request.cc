@@ -4,6 +4,7 @@
 
 #include "csi/map_options.h"
 #include "base/quote_field.h"
+#include "base/text_rules.h"
 #include "csi/request_secrets.h"
 #include "ceph/image_spec.h"
 
@@ -61,10 +62,8 @@ Status ParseSecrets(const google::protobuf::Map<std::string, std::string>& secre
   return Status::Ok();
 }
 
-// Go's strconv.ParseBool, which ceph-csi uses for its boolean options.
 Result<bool> ParseGoBool(const char* field, const std::string& v) {
-  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
-  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  if (auto b = GoBool(v)) return *b;
   return Status::InvalidArgument(std::string("volume_context: ") + field + ": " + QuoteField(v) + " is not a boolean");
 }
 
@@ -88,19 +87,12 @@ Status ParseMapOptionsContext(const google::protobuf::Map<std::string, std::stri
   return Status::Ok();
 }
 
-// The nbd part of unmapOptions. nbdkeeper never puts it on a command line;
-// it is kept for ceph-csi, which hands it to `rbd unmap --options` as one
-// value, so a plain option list is all it may be.
+// The nbd part of unmapOptions (csi/map_options.h).
 Status ParseUnmapOptionsContext(const google::protobuf::Map<std::string, std::string>& ctx, std::string* csv) {
   auto it = ctx.find("unmapOptions");
   if (it == ctx.end()) return Status::Ok();
-  auto section = NbdOptionSection(it->second);
+  auto section = UnmapOptionsCsv(it->second);
   if (!section.ok()) return section.status().WithContext("volume_context: unmapOptions");
-  for (char c : *section) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_-=,.").find(c) == std::string_view::npos) {
-      return Status::InvalidArgument("volume_context: unmapOptions: only letters, digits and '_-=,.' are allowed");
-    }
-  }
   *csv = std::move(section).value();
   return Status::Ok();
 }

@@ -59,6 +59,12 @@ Status SetRange(uint32_t* out, std::string_view v, uint64_t min, uint64_t max) {
   return Status::Ok();
 }
 
+Status SetBool(bool* out, std::string_view v) {
+  if (v != "true" && v != "false") return Status::InvalidArgument("'" + std::string(v) + "' is not one of true, false");
+  *out = v == "true";
+  return Status::Ok();
+}
+
 const std::vector<Setting>& Settings() {
   static const std::vector<Setting> kSettings = {
       {"csi_endpoint", false, "CSI gRPC endpoint: unix:///path or /path",
@@ -166,21 +172,13 @@ const std::vector<Setting>& Settings() {
       {"max_concurrent_attaches", true, "rbd-nbd maps and attaches started at once, the rest queued (0: no bound)",
        [](Config* c, std::string_view v) { return SetRange(&c->max_concurrent_attaches, v, 0, 1024); }},
       {"break_dead_locks", false, "true (default) or false: break a dead rbd-nbd's image lock before re-attaching",
-       [](Config* c, std::string_view v) {
-         if (v != "true" && v != "false") {
-           return Status::InvalidArgument("'" + std::string(v) + "' is not one of true, false");
-         }
-         c->break_dead_locks = v == "true";
-         return Status::Ok();
-       }},
+       [](Config* c, std::string_view v) { return SetBool(&c->break_dead_locks, v); }},
       {"status_output", false, "true or false (default): /status shows each mapping's recent rbd-nbd output",
-       [](Config* c, std::string_view v) {
-         if (v != "true" && v != "false") {
-           return Status::InvalidArgument("'" + std::string(v) + "' is not one of true, false");
-         }
-         c->status_shows_output = v == "true";
-         return Status::Ok();
-       }},
+       [](Config* c, std::string_view v) { return SetBool(&c->status_shows_output, v); }},
+      {"setmetadata", false,
+       "true (default) or false: CreateVolume writes the PVC/PV names it is given as image metadata "
+       "(ceph-csi's --setmetadata)",
+       [](Config* c, std::string_view v) { return SetBool(&c->set_metadata, v); }},
       {"child_scopes", false,
        "auto (default: each rbd-nbd in a systemd scope of its own when the host's systemd is reachable) or off",
        [](Config* c, std::string_view v) {

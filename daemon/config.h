@@ -66,6 +66,11 @@ struct Config {
   // /status also shows each mapping's recent rbd-nbd output (off: it is
   // raw process output; the per-volume log under state_dir keeps it).
   bool status_shows_output = false;
+  // CreateVolume writes the csi.storage.k8s.io/pvc/name, .../pvc/namespace
+  // and .../pv/name parameters as image metadata, as ceph-csi does with its
+  // --setmetadata (there off by default; on here, since the shipped
+  // provisioner passes them only because it is asked to).
+  bool set_metadata = true;
   // Each rbd-nbd in a systemd scope of its own on the host
   // (supervisor/systemd_child_scopes.h), so it outlives the daemon's
   // container or unit; off: children stay in the daemon's cgroup.

@@ -173,7 +173,7 @@ class Daemon {
     server_journal_ = std::make_unique<ServerJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
     controller_service_ = std::make_unique<ControllerService>(env_, controller_rados_,
-                                                              ControllerOptions{options.key_dir, options.resolve});
+                                                              ControllerOptions{options.key_dir, options.resolve, config_.set_metadata});
     return Status::Ok();
   }
 

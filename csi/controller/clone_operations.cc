@@ -115,7 +115,7 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
                                       ResolvedSource& source) {
   const uint64_t size = static_cast<uint64_t>(params.size_bytes);
   // A clone needs layering whatever the StorageClass lists.
-  const uint64_t features = params.features | RBD_FEATURE_LAYERING;
+  const uint64_t features = params.image_options.features | RBD_FEATURE_LAYERING;
   IoCtx* to = &io;
   IoCtx* from = source.io ? &*source.io : nullptr;
   const std::string parent = source.image;
@@ -123,7 +123,7 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   switch (source.kind) {
     case ContentSource::Kind::kNone:
       // Exclusive (see csi/controller/rbd_steps.h): an image of the name is another's.
-      steps.push_back({"create " + image, [=, creating = params.features] {
+      steps.push_back({"create " + image, [=, creating = params.image_options] {
                          return CreateImage(*to, image, size, creating);
                        }});
       return steps;

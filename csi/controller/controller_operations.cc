@@ -17,6 +17,11 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
                                            const CreateVolumeParams& params, const std::string& ns) {
   auto pool_id = cluster->PoolId(params.pool);
   if (!pool_id.ok()) return pool_id.status().WithContext("parameters.pool");
+  // librbd would say only "no such file" of a missing data pool.
+  if (!params.image_options.data_pool.empty()) {
+    auto data_pool = cluster->PoolId(params.image_options.data_pool);
+    if (!data_pool.ok()) return data_pool.status().WithContext("parameters.dataPool");
+  }
   auto image_io = IoCtx::Open(cluster, params.pool, ns);
   if (!image_io.ok()) return image_io.status();
   std::optional<IoCtx> journal_io;
@@ -73,6 +78,9 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
       return made;
     }
   }
+  // After the image, on every call: a retry writes what a crash kept from
+  // being written.
+  NBDK_RETURN_IF_ERROR(SetImageMetadata(*image_io, reservation.image_name, params.metadata));
   CreatedVolume out;
   out.volume_id = EncodeVolumeId({1, params.cluster_id, *pool_id, reservation.uuid});
   out.size_bytes = params.size_bytes;

@@ -6,7 +6,8 @@
 // Create: the name's claim (csi/controller/volume_claim.h: its reservation, or a new
 // one when no image the creation makes exists), then the image (in
 // ceph-csi's order, as the README's Controller layout says), empty or from
-// a content source (csi/controller/clone_operations.h). Delete: the reverse - the
+// a content source (csi/controller/clone_operations.h), then its metadata
+// (the PVC/PV names). Delete: the reverse - the
 // image and its temporary clone (to the RBD trash while snapshots or clones
 // depend on them), a temporary snapshot a crash left on a clone's source
 // (csi.source), then the per-volume object, then the directory key - and

@@ -1,8 +1,5 @@
 #include "csi/controller/controller_request.h"
 
-#include <rbd/features.h>
-
-#include <cctype>
 
 #include "csi/map_options.h"
 #include "base/quote_field.h"
@@ -86,43 +83,6 @@ Result<ContentSource> ParseContentSource(const csi::v1::VolumeContentSource& sou
 
 }  // namespace
 
-Result<uint64_t> ParseImageFeatures(std::string_view csv) {
-  static const std::map<std::string_view, uint64_t> kFeatures = {
-      {RBD_FEATURE_NAME_LAYERING, RBD_FEATURE_LAYERING},
-      {RBD_FEATURE_NAME_EXCLUSIVE_LOCK, RBD_FEATURE_EXCLUSIVE_LOCK},
-      {RBD_FEATURE_NAME_OBJECT_MAP, RBD_FEATURE_OBJECT_MAP},
-      {RBD_FEATURE_NAME_FAST_DIFF, RBD_FEATURE_FAST_DIFF},
-      {RBD_FEATURE_NAME_DEEP_FLATTEN, RBD_FEATURE_DEEP_FLATTEN},
-      {RBD_FEATURE_NAME_JOURNALING, RBD_FEATURE_JOURNALING},
-  };
-  uint64_t bits = 0;
-  while (!csv.empty()) {
-    size_t comma = csv.find(',');
-    std::string_view name = csv.substr(0, comma);
-    csv = comma == std::string_view::npos ? std::string_view() : csv.substr(comma + 1);
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front()))) name.remove_prefix(1);
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.remove_suffix(1);
-    if (name.empty()) continue;
-    auto it = kFeatures.find(name);
-    if (it == kFeatures.end()) {
-      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature " + QuoteField(name));
-    }
-    bits |= it->second;
-  }
-  auto requires_feature = [&](uint64_t f, uint64_t needed, const char* f_name, const char* needed_name) {
-    if ((bits & f) && !(bits & needed)) {
-      return Status::InvalidArgument(std::string("parameters.imageFeatures: ") + f_name + " requires " + needed_name);
-    }
-    return Status::Ok();
-  };
-  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_OBJECT_MAP, RBD_FEATURE_EXCLUSIVE_LOCK, "object-map",
-                                        "exclusive-lock"));
-  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_FAST_DIFF, RBD_FEATURE_OBJECT_MAP, "fast-diff", "object-map"));
-  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_JOURNALING, RBD_FEATURE_EXCLUSIVE_LOCK, "journaling",
-                                        "exclusive-lock"));
-  return bits;
-}
-
 Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range) {
   if (range == nullptr) return kDefaultVolumeBytes;
   int64_t required = range->required_bytes(), limit = range->limit_bytes();
@@ -162,6 +122,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   }
 
   const Params& p = request.parameters();
+  NBDK_RETURN_IF_ERROR(CheckParameterNames(p));
   out.cluster_id = Get(p, "clusterID");
   out.pool = Get(p, "pool");
   out.journal_pool = Get(p, "journalPool");
@@ -180,21 +141,45 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.journalPool", out.journal_pool, false));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.radosNamespace", out.rados_namespace, false));
-  auto features = ParseImageFeatures(p.count("imageFeatures") ? Get(p, "imageFeatures") : kDefaultImageFeatures);
-  if (!features.ok()) return features.status();
-  out.features = *features;
+  auto layout = ParseImageLayout(p);
+  if (!layout.ok()) return layout.status();
+  out.image_options = std::move(*layout);
+  if (out.source.kind != ContentSource::Kind::kNone) {
+    for (const char* name : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
+      if (p.contains(name)) {
+        return Status::InvalidArgument(std::string("parameters.") + name +
+                                       ": not supported with a volume_content_source (a restore or clone has "
+                                       "its source's layout)");
+      }
+    }
+  }
   std::string mounter = Get(p, "mounter");
   if (!mounter.empty() && mounter != "rbd-nbd") {
     return Status::InvalidArgument("parameters.mounter: " + QuoteField(mounter) + " is not supported; only rbd-nbd");
   }
   // nbdkeeper's own parameter (nbdkeeperctl map --size): the image's exact
-  // name instead of csi-vol-<uuid>; the omap journal records it as ceph-csi
+  // name instead of <prefix><uuid>; the omap journal records it as ceph-csi
   // would any image name.
   out.image_name = Get(p, "nbdkeeper.io/imageName");
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.nbdkeeper.io/imageName", out.image_name, false));
+  if (p.contains("volumeNamePrefix")) {
+    if (!out.image_name.empty()) {
+      return Status::InvalidArgument("parameters.volumeNamePrefix: not with nbdkeeper.io/imageName, which names the "
+                                     "whole image");
+    }
+    out.name_prefix = Get(p, "volumeNamePrefix");
+    // The image name is the prefix and a uuid: check the longest such name.
+    NBDK_RETURN_IF_ERROR(CheckCephName("parameters.volumeNamePrefix", out.name_prefix, true));
+    NBDK_RETURN_IF_ERROR(
+        CheckCephName("parameters.volumeNamePrefix", out.name_prefix + "00000000-0000-0000-0000-000000000000", true));
+  }
   out.map_options = Get(p, "mapOptions");
   auto args = MapOptionArguments(out.map_options);
   if (!args.ok()) return args.status().WithContext("parameters.mapOptions");
+  out.unmap_options = Get(p, "unmapOptions");
+  auto unmap = UnmapOptionsCsv(out.unmap_options);
+  if (!unmap.ok()) return unmap.status().WithContext("parameters.unmapOptions");
+  out.metadata = VolumeMetadataOf(p);
 
   auto secrets = ParseControllerSecrets(request.secrets());
   if (!secrets.ok()) return secrets.status();
@@ -254,6 +239,8 @@ std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& pa
   if (!params.journal_pool.empty()) ctx["journalPool"] = params.journal_pool;
   if (!params.rados_namespace.empty()) ctx["radosNamespace"] = params.rados_namespace;
   if (!params.map_options.empty()) ctx["mapOptions"] = params.map_options;
+  if (!params.unmap_options.empty()) ctx["unmapOptions"] = params.unmap_options;
+  if (!params.image_options.data_pool.empty()) ctx["dataPool"] = params.image_options.data_pool;
   return ctx;
 }
 

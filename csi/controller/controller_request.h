@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "csi/proto/csi.pb.h"
+#include "csi/controller/volume_parameters.h"
 #include "csi/volume_capability.h"
 #include "base/status.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
 
-inline constexpr char kDefaultImageFeatures[] = "layering,exclusive-lock,object-map,fast-diff";
 inline constexpr int64_t kDefaultVolumeBytes = int64_t{1} << 30;  // ceph-csi's default: 1 GiB
 inline constexpr int64_t kMiB = int64_t{1} << 20;
 
@@ -31,15 +31,41 @@ struct ControllerSecrets {
   std::string user_key;  // SECRET: only into a key file; never log or print it
 };
 
-// CreateVolume. Parameters (ceph-csi's; others are ignored):
+// CreateVolume. Every parameter is honoured or refused by name
+// (csi/controller/volume_parameters.h keeps the list); a name not below is
+// InvalidArgument, except the csi.storage.k8s.io/ family. Honoured:
 //  - clusterID, pool: required; journalPool, radosNamespace: optional names;
+//  - dataPool: the pool of the image's data objects (an erasure-coded pool,
+//    say); the image pool keeps its header and the journal. It is returned
+//    in the volume context, as ceph-csi does; ceph-csi's journal does not
+//    record it, so neither does nbdkeeper's;
 //  - imageFeatures: comma list of layering, exclusive-lock, object-map,
 //    fast-diff, deep-flatten, journaling (default kDefaultImageFeatures),
-//    with librbd's dependencies (object-map needs exclusive-lock, fast-diff
-//    needs object-map, journaling needs exclusive-lock);
+//    with librbd's dependencies;
+//  - objectSize, stripeUnit, stripeCount: the image's object size and
+//    striping, in bytes (ParseImageLayout says which values librbd takes).
+//    dataPool and these three lay out a new empty image: with a
+//    volume_content_source they are InvalidArgument (a restore or clone
+//    has its source's layout);
+//  - volumeNamePrefix: the image is <prefix><uuid> instead of csi-vol-<uuid>;
 //  - mounter: "rbd-nbd" or absent (this plugin maps with rbd-nbd only);
-//  - mapOptions: ceph-csi's "krbd:...;nbd:..." form, checked as the node will;
-//  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name.
+//  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form, checked
+//    as the node will (csi/map_options.h) and passed to it in the volume
+//    context;
+//  - thickProvision, encrypted, tryOtherMounters: only false (Go booleans);
+//  - csi.storage.k8s.io/pvc/name, .../pvc/namespace, .../pv/name (the
+//    provisioner's --extra-create-metadata): written as image metadata under
+//    the same keys, as ceph-csi does (unless the daemon's --setmetadata is
+//    false); the rest of the family (the secrets' names, fstype) is the
+//    provisioner's and not read here;
+//  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name (not
+//    with volumeNamePrefix).
+// Refused as not supported, whatever their value: encryptionKMSID,
+// encryptionType, topologyConstrainedPools, mkfsOptions, cephLogDir,
+// cephLogStrategy (the node keeps rbd-nbd's logs itself), snapshotNamePrefix
+// (a VolumeSnapshotClass's) and ceph-csi's QoS parameters.
+// A repeated CreateVolume gets the name's reserved image whatever its
+// parameters now say (csi/controller/volume_claim.h), as ceph-csi does.
 // Size: required_bytes, else limit_bytes, else 1 GiB; rounded up to MiB,
 // and the rounded size must not exceed limit_bytes.
 //
@@ -60,17 +86,16 @@ struct CreateVolumeParams {
   std::string pool;
   std::string journal_pool;     // "" : the image pool
   std::string rados_namespace;  // "" : the cluster config's
-  uint64_t features = 0;        // librbd RBD_FEATURE_* bits
-  std::string map_options;      // passed through to the volume context
-  std::string image_name;       // "nbdkeeper.io/imageName"; "": csi-vol-<uuid>
+  ImageCreateOptions image_options;  // imageFeatures, dataPool, objectSize, stripeUnit, stripeCount
+  std::string map_options;           // passed through to the volume context
+  std::string unmap_options;         // the same
+  std::string image_name;            // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
+  std::string name_prefix;           // volumeNamePrefix; "": csi-vol-
+  std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
   ContentSource source;
   ControllerSecrets secrets;
 };
 Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request);
-
-// "layering,exclusive-lock" -> RBD_FEATURE_* bits; the field is named
-// "parameters.imageFeatures" in errors. An empty list is no features.
-Result<uint64_t> ParseImageFeatures(std::string_view csv);
 
 // The volume size for `range` (nullptr: none given), as described above.
 Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range);

@@ -70,6 +70,7 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
       },
       [this, r, response](CreateVolumeParams parsed, OpLocks::Guard guard, RpcDone done) {
         auto p = std::make_shared<CreateVolumeParams>(std::move(parsed));
+        if (!options_.set_metadata) p->metadata.clear();
         auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
         auto out = std::make_shared<CreatedVolume>();
         auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {

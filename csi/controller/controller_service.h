@@ -34,6 +34,7 @@ struct ControllerSecrets;
 struct ControllerOptions {
   std::string key_dir = "/run/nbdkeeper/keys";
   ResolveOptions resolve;  // config.json path, ceph.conf, librados timeout
+  bool set_metadata = true;  // CreateVolume writes the PVC/PV names (daemon --setmetadata)
 };
 
 class ControllerService final : public csi::v1::Controller::CallbackService {

@@ -55,7 +55,7 @@ Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string
 }
 
 Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name, const std::string& image_name,
-                                                 const std::string& source) {
+                                                 const std::string& source, const std::string& name_prefix) {
   std::string uuid;
   for (int attempt = 0;; ++attempt) {
     uuid = new_uuid_();
@@ -73,7 +73,8 @@ Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name
     (void)volumes_.RemoveObject(object);
     return dir.WithContext("reserve request " + request_name);
   }
-  VolumeReservation out{uuid, image_name.empty() ? DefaultImageName(names_, uuid) : image_name, source};
+  std::string generated = name_prefix.empty() ? DefaultImageName(names_, uuid) : name_prefix + uuid;
+  VolumeReservation out{uuid, image_name.empty() ? generated : image_name, source};
   OmapValues attrs = {{names_.request_name_key, request_name}, {kImageNameKey, out.image_name}};
   if (names_.has_source || !source.empty()) attrs[kSourceKey] = source;
   if (pools_.image_pool_id != pools_.journal_pool_id) attrs[kJournalPoolKey] = PoolIdHex(pools_.journal_pool_id);

@@ -68,13 +68,14 @@ class VolumeJournal {
   Result<std::optional<VolumeReservation>> Lookup(const std::string& request_name, const std::string& source = "");
 
   // Reserves `request_name` (the caller found no reservation). The image
-  // name is `image_name`, or csi-vol-<uuid> (csi-snap-<uuid>) when empty;
+  // name is `image_name`, or <name_prefix><uuid> when empty (`name_prefix`
+  // "": csi-vol-, csi-snap-: ceph-csi's volumeNamePrefix);
   // `source` is recorded as csi.source (always in the snapshot journal; in
   // the volume journal when not empty: a clone's source volume). On failure,
   // what was written is undone (best effort; Lookup cleans up whatever a
   // crash leaves).
   Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "",
-                                    const std::string& source = "");
+                                    const std::string& source = "", const std::string& name_prefix = "");
 
   // Every directory entry (request name -> value); an empty map when the
   // directory object does not exist. Corruption names an unparsable value.

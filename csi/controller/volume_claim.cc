@@ -18,7 +18,7 @@ Result<VolumeClaim> ClaimVolumeName(VolumeJournal& journal, const CreateVolumePa
     }
     return VolumeClaim{reserved, false};
   }
-  // csi-vol-<uuid> is named after a uuid the reservation makes new.
+  // <prefix><uuid> is named after a uuid the reservation makes new.
   if (!params.image_name.empty()) {
     std::vector<std::string> made = {params.image_name};
     if (params.source.kind == ContentSource::Kind::kVolume) made.push_back(TemporaryCloneName(params.image_name));
@@ -32,7 +32,7 @@ Result<VolumeClaim> ClaimVolumeName(VolumeJournal& journal, const CreateVolumePa
       }
     }
   }
-  auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source));
+  auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source), params.name_prefix);
   if (!reserved.ok()) return reserved.status();
   return VolumeClaim{*reserved, true};
 }

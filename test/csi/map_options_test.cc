@@ -42,5 +42,14 @@ TEST(MapOptionArgumentsTest, TheNbdSectionThroughTheAllowList) {
             std::string::npos);
 }
 
+TEST(UnmapOptionsCsvTest, ThePlainNbdOptionList) {
+  EXPECT_EQ(*UnmapOptionsCsv("krbd:force;nbd: force,timeout=5 "), "force,timeout=5");
+  EXPECT_EQ(*UnmapOptionsCsv("krbd:force"), "");
+  EXPECT_TRUE(UnmapOptionsCsv("nbd:force;x/y").ok());  // "x/y" is krbd's section
+  EXPECT_FALSE(UnmapOptionsCsv("nbd:--conf=/x").ok());
+  EXPECT_NE(UnmapOptionsCsv("nbd:a b").status().message().find("only letters, digits"), std::string::npos);
+  EXPECT_NE(UnmapOptionsCsv("rbd:x").status().message().find("unknown mounter type 'rbd'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nbdk

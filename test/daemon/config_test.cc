@@ -50,6 +50,9 @@ TEST(ConfigTest, FlagsInBothForms) {
   EXPECT_EQ(r->config.stop_policy, StopPolicy::kDetach);
   EXPECT_FALSE(Parse({"--break-dead-locks=false"})->config.break_dead_locks);
   EXPECT_TRUE(Parse({})->config.break_dead_locks);
+  EXPECT_FALSE(Parse({"--setmetadata=false"})->config.set_metadata);
+  EXPECT_TRUE(Parse({})->config.set_metadata);
+  ExpectError(Parse({"--setmetadata=yes"}).status(), {"--setmetadata", "not one of true, false"});
 }
 
 TEST(ConfigTest, ChildScopesAreOnByDefaultOverTheSystemBus) {

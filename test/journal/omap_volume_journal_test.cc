@@ -61,6 +61,17 @@ TEST(VolumeJournal, AnExactImageNameIsRecordedAsCephCsiRecordsAny) {
   EXPECT_EQ((*found)->image_name, "db-data");
 }
 
+TEST(VolumeJournal, ANamePrefixNamesTheImageAsCephCsisVolumeNamePrefix) {
+  Harness h;
+  auto r = h.journal.Reserve(kName, "", "", "k8s-vol-");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->image_name, "k8s-vol-" + std::string(kUuid1));
+  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)]["csi.imagename"], r->image_name);
+  auto found = h.journal.Lookup(kName);
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ(**found, *r);
+}
+
 TEST(VolumeJournal, ACloneRecordsItsSourceVolume) {
   Harness h;
   const std::string source = "0001-0004-test-0000000000000005-" + std::string(kUuid3);

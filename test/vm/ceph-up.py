@@ -8,7 +8,7 @@ bindings in this one process. ceph-up.sh starts it before the monitor: the
 imports overlap with the monitor's mkfs, and connect() waits for the
 monitor to answer.
 
-Usage: ceph-up.py <osd uuid> <pool> <client name> <t0 us> <osd mkfs rc file>
+Usage: ceph-up.py <osd uuid> <pool> <client name> <t0 us> <osd mkfs rc file> <data pool>
        ceph-up.py --again <pool> <client name> <t0 us>
           (a cluster made before: start its OSD, wait until the pool serves)
 """
@@ -53,7 +53,7 @@ def main():
     if sys.argv[1] == "--again":
         again()
         return
-    osd_uuid, pool, client, t0, mkfs_rc_file = sys.argv[1:6]
+    osd_uuid, pool, client, t0, mkfs_rc_file, data_pool = sys.argv[1:7]
     step = make_step(t0)
 
     step("python bindings loaded")
@@ -67,7 +67,8 @@ def main():
 
     command(prefix="osd new", uuid=osd_uuid, id=0)
     command(prefix="osd pool create", pool=pool, pg_num=8, pgp_num=8)
-    step(f"osd.0 and pool {pool} created")
+    command(prefix="osd pool create", pool=data_pool, pg_num=8, pgp_num=8)
+    step(f"osd.0 and pools {pool}, {data_pool} created")
 
     # ceph-up.sh runs the OSD's mkfs in parallel and leaves its status here.
     deadline = time.monotonic() + TIMEOUT
@@ -83,9 +84,10 @@ def main():
 
     # pool_init writes to the pool, so it returns only once the pool's PGs
     # are active: the cluster really serves IO.
-    with admin.open_ioctx(pool) as ioctx:
-        rbd.RBD().pool_init(ioctx, False)
-    step(f"pool {pool} initialised")
+    for name in (pool, data_pool):
+        with admin.open_ioctx(name) as ioctx:
+            rbd.RBD().pool_init(ioctx, False)
+    step(f"pools {pool}, {data_pool} initialised")
     admin.shutdown()
     check_client(pool, client, step)
 

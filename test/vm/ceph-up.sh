@@ -1,7 +1,8 @@
 #!/bin/bash
 # Brings up a one-monitor, one-OSD (memstore) Ceph on 127.0.0.1 inside the
-# test VM, with cephx, a pool "rbd" initialised for RBD, and a client
-# "client.nbdk" holding only the caps rbd-nbd and lock breaking need.
+# test VM, with cephx, a pool "rbd" initialised for RBD, a second pool
+# "rbd-data" for images' data (StorageClass dataPool), and a client
+# "client.nbdk" holding only the caps rbd-nbd and lock breaking need on both.
 # Run by guest-init.sh before it reports the VM ready; never on the host
 # (Ceph daemons must not run there).
 #
@@ -22,7 +23,7 @@ if [[ ! -e /run/nbdk-vm/share && -z ${NBDK_CEPH_UP_ANYWHERE:-} ]]; then
   exit 1
 fi
 
-readonly POOL=rbd CLIENT=nbdk
+readonly POOL=rbd DATA_POOL=rbd-data CLIENT=nbdk
 readonly MON_HOST='[v2:127.0.0.1:3300,v1:127.0.0.1:6789]'
 readonly ENV_FILE=/run/nbdk-test/env
 # Microseconds; no date(1): each process start costs ~0.2 s under TCG.
@@ -120,7 +121,7 @@ admin_entry=$(keyring_entry client.admin "$admin_key" mds 'allow *' mgr 'allow *
 osd_entry=$(keyring_entry osd.0 "$osd_key" mgr 'allow profile osd' mon 'allow profile osd' osd 'allow *')
 # "profile rbd" on the monitor includes "osd blocklist add", which breaking a
 # dead client's exclusive lock needs (the old owner is blocklisted first).
-client_entry=$(keyring_entry client.$CLIENT "$client_key" mon 'profile rbd' osd "profile rbd pool=$POOL")
+client_entry=$(keyring_entry client.$CLIENT "$client_key" mon 'profile rbd' osd "profile rbd pool=$POOL, profile rbd pool=$DATA_POOL")
 umask 077
 echo "$admin_entry" >/etc/ceph/ceph.client.admin.keyring
 echo "$osd_entry" >"$osd_dir/keyring"
@@ -141,7 +142,7 @@ rm -f /run/ceph/osd-mkfs.rc
 # On a failure below, do not leave the python half waiting (up to minutes)
 # on a monitor that will never come: it holds guest-init's output pipe.
 trap 'kill $(jobs -p) 2>/dev/null' EXIT
-"$(dirname "$0")/ceph-up.py" "$osd_uuid" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc &
+"$(dirname "$0")/ceph-up.py" "$osd_uuid" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc "$DATA_POOL" &
 python_pid=$!
 
 monmaptool --create --fsid "$fsid" --addv a "$MON_HOST" /run/ceph/monmap >/dev/null
@@ -164,6 +165,7 @@ NBDK_CEPH_FSID=$fsid
 NBDK_CEPH_MON_HOST=$MON_HOST
 NBDK_CEPH_MONITORS=127.0.0.1:6789
 NBDK_CEPH_POOL=$POOL
+NBDK_CEPH_DATA_POOL=$DATA_POOL
 NBDK_CEPH_ID=$CLIENT
 NBDK_CEPH_KEYRING=/etc/ceph/ceph.client.$CLIENT.keyring
 NBDK_CEPH_KEY_FILE=/etc/ceph/ceph.client.$CLIENT.key

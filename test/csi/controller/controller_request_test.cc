@@ -85,7 +85,7 @@ TEST(CreateVolumeRequest, ValidParsesWithDefaults) {
   EXPECT_EQ(p->size_bytes, 10 * kMiB);
   EXPECT_EQ(p->cluster_id, "rook-ceph");
   EXPECT_EQ(p->pool, "rbd");
-  EXPECT_EQ(p->features, *ParseImageFeatures(kDefaultImageFeatures));
+  EXPECT_EQ(p->image_options.features, *ParseImageFeatures(kDefaultImageFeatures));
   EXPECT_EQ(p->secrets.user_id, "csi-rbd-provisioner");
   EXPECT_EQ(p->secrets.user_key, kKey);
   ASSERT_EQ(p->capabilities.size(), 1u);
@@ -166,12 +166,97 @@ TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {
   auto r = ValidCreate();
   (*r.mutable_parameters())["journalPool"] = "meta";
   (*r.mutable_parameters())["mapOptions"] = "nbd:try-netlink";
+  (*r.mutable_parameters())["unmapOptions"] = "krbd:force;nbd:force";
+  (*r.mutable_parameters())["dataPool"] = "ec-data";
+  (*r.mutable_parameters())["csi.storage.k8s.io/pvc/name"] = "data";
   auto p = ParseCreateVolumeRequest(r);
-  ASSERT_TRUE(p.ok());
-  std::map<std::string, std::string> want = {{"clusterID", "rook-ceph"}, {"pool", "rbd"},
-                                             {"imageName", "csi-vol-x"}, {"journalPool", "meta"},
-                                             {"mounter", "rbd-nbd"},     {"mapOptions", "nbd:try-netlink"}};
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // As ceph-csi: the data pool too, and none of csi.storage.k8s.io/.
+  std::map<std::string, std::string> want = {
+      {"clusterID", "rook-ceph"},        {"pool", "rbd"},
+      {"imageName", "csi-vol-x"},        {"journalPool", "meta"},
+      {"mounter", "rbd-nbd"},            {"mapOptions", "nbd:try-netlink"},
+      {"unmapOptions", "krbd:force;nbd:force"}, {"dataPool", "ec-data"}};
   EXPECT_EQ(VolumeContextFor(*p, "csi-vol-x"), want);
+}
+
+TEST(CreateVolumeRequest, StorageClassParametersAreReadOrRefusedByName) {
+  auto r = ValidCreate();
+  auto& params = *r.mutable_parameters();
+  params["dataPool"] = "ec-data";
+  params["objectSize"] = "1048576";
+  params["stripeUnit"] = "65536";
+  params["stripeCount"] = "8";
+  params["volumeNamePrefix"] = "k8s-vol-";
+  params["csi.storage.k8s.io/pvc/name"] = "data";
+  params["csi.storage.k8s.io/pvc/namespace"] = "db";
+  params["csi.storage.k8s.io/pv/name"] = "pvc-1b7e";
+  params["csi.storage.k8s.io/provisioner-secret-name"] = "ceph";
+  auto p = ParseCreateVolumeRequest(r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->image_options.data_pool, "ec-data");
+  EXPECT_EQ(p->image_options.object_size, 1u << 20);
+  EXPECT_EQ(p->image_options.stripe_unit, 64u << 10);
+  EXPECT_EQ(p->image_options.stripe_count, 8u);
+  EXPECT_EQ(p->name_prefix, "k8s-vol-");
+  EXPECT_EQ(p->image_name, "");
+  EXPECT_EQ(p->metadata, (std::map<std::string, std::string>{{"csi.storage.k8s.io/pv/name", "pvc-1b7e"},
+                                                             {"csi.storage.k8s.io/pvc/name", "data"},
+                                                             {"csi.storage.k8s.io/pvc/namespace", "db"}}));
+
+  r = ValidCreate();
+  (*r.mutable_parameters())["fooBar"] = "1";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.fooBar: not a parameter nbdkeeper knows");
+  r = ValidCreate();
+  (*r.mutable_parameters())["thickProvision"] = "true";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.thickProvision: not supported");
+  r = ValidCreate();
+  (*r.mutable_parameters())["mkfsOptions"] = "-m0";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.mkfsOptions: not supported");
+  r = ValidCreate();
+  (*r.mutable_parameters())["stripeUnit"] = "65536";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.stripeCount");
+  r = ValidCreate();
+  (*r.mutable_parameters())["unmapOptions"] = "nbd:force;rbd:force";  // no such mounter
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.unmapOptions");
+  // The last one is too long with a uuid after it.
+  for (const std::string& prefix : {std::string(), std::string("k8s/"), std::string("-vol-"), std::string(230, 'v')}) {
+    r = ValidCreate();
+    (*r.mutable_parameters())["volumeNamePrefix"] = prefix;
+    ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.volumeNamePrefix");
+  }
+  r = ValidCreate();
+  (*r.mutable_parameters())["volumeNamePrefix"] = "k8s-";
+  (*r.mutable_parameters())["nbdkeeper.io/imageName"] = "db-data";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.volumeNamePrefix");
+}
+
+TEST(CreateVolumeRequest, LayoutIsTheSourcesForARestoreOrClone) {
+  for (const char* name : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
+    auto r = ValidCreate();
+    r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
+    (*r.mutable_parameters())["dataPool"] = "ec-data";
+    (*r.mutable_parameters())["objectSize"] = "1048576";
+    (*r.mutable_parameters())["stripeUnit"] = "65536";
+    (*r.mutable_parameters())["stripeCount"] = "2";
+    for (const char* other : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
+      if (std::string(other) != name) r.mutable_parameters()->erase(other);
+    }
+    if (std::string(name).starts_with("stripe")) {
+      (*r.mutable_parameters())["stripeUnit"] = "65536";
+      (*r.mutable_parameters())["stripeCount"] = "2";
+    }
+    auto p = ParseCreateVolumeRequest(r);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_NE(p.status().message().find("not supported with a volume_content_source"), std::string::npos)
+        << p.status().message();
+  }
+  // The metadata and name prefix are a restore's too.
+  auto r = ValidCreate();
+  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
+  (*r.mutable_parameters())["volumeNamePrefix"] = "k8s-";
+  (*r.mutable_parameters())["csi.storage.k8s.io/pvc/name"] = "data";
+  EXPECT_TRUE(ParseCreateVolumeRequest(r).ok());
 }
 
 TEST(DeleteVolumeRequest, UndecodableIdIsNoVolume) {

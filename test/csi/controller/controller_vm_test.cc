@@ -19,8 +19,8 @@
 #include "ceph/rados_cluster.h"
 #include "ceph/rbd_image.h"
 #include "journal/volume_id.h"
+#include "test/csi/controller/controller_vm_fixture.h"
 #include "test/csi/controller/controller_vm_helpers.h"
-#include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {
@@ -51,62 +51,6 @@ int ControllerKeyFiles() {
   }
   return n;
 }
-
-class ControllerVmTest : public NodeVmTest {
- protected:
-  void SetUp() override {
-    controller_ = csi::v1::Controller::NewStub(
-        grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
-    RadosConfig rc{Ceph().conf, {}, Ceph().user, Ceph().keyfile, 30};
-    auto cluster = RadosCluster::ConnectBlocking(rc);
-    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-    auto io = IoCtx::Open(*cluster, Ceph().pool, "");
-    ASSERT_TRUE(io.ok()) << io.status().ToString();
-    io_.emplace(std::move(*io));
-  }
-
-  template <typename Request>
-  static void Secrets(Request* r) {
-    (*r->mutable_secrets())["userID"] = Ceph().user;
-    (*r->mutable_secrets())["userKey"] = Ceph().key;
-  }
-
-  // `image`: the nbdkeeper.io/imageName parameter, when not empty.
-  grpc::Status Create(const std::string& name, int64_t bytes, csi::v1::CreateVolumeResponse* resp,
-                      const std::string& image = "") {
-    csi::v1::CreateVolumeRequest req;
-    req.set_name(name);
-    req.mutable_capacity_range()->set_required_bytes(bytes);
-    *req.add_volume_capabilities() = MountCap("ext4");
-    (*req.mutable_parameters())["clusterID"] = "test";
-    (*req.mutable_parameters())["pool"] = Ceph().pool;
-    if (!image.empty()) (*req.mutable_parameters())["nbdkeeper.io/imageName"] = image;
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    return controller_->CreateVolume(&ctx, req, resp);
-  }
-
-  grpc::Status Delete(const std::string& volume_id) {
-    csi::v1::DeleteVolumeRequest req;
-    req.set_volume_id(volume_id);
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    csi::v1::DeleteVolumeResponse resp;
-    return controller_->DeleteVolume(&ctx, req, &resp);
-  }
-
-  grpc::Status Validate(const std::string& volume_id, csi::v1::ValidateVolumeCapabilitiesResponse* resp) {
-    csi::v1::ValidateVolumeCapabilitiesRequest req;
-    req.set_volume_id(volume_id);
-    *req.add_volume_capabilities() = MountCap("ext4");
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    return controller_->ValidateVolumeCapabilities(&ctx, req, resp);
-  }
-
-  std::unique_ptr<csi::v1::Controller::Stub> controller_;
-  std::optional<IoCtx> io_;
-};
 
 TEST_F(ControllerVmTest, Capabilities) {
   grpc::ClientContext ctx;

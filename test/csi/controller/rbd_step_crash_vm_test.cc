@@ -149,7 +149,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
     p.size_bytes = bytes;
     p.cluster_id = kClusterId;
     p.pool = pool_;
-    p.features = RBD_FEATURE_LAYERING;
+    p.image_options.features = RBD_FEATURE_LAYERING;
     p.source = std::move(source);
     return p;
   }

@@ -1,0 +1,142 @@
+#include "csi/controller/volume_parameters.h"
+
+#include <gtest/gtest.h>
+#include <rbd/features.h>
+
+#include <initializer_list>
+#include <utility>
+
+namespace nbdk {
+namespace {
+
+VolumeParameters Params(std::initializer_list<std::pair<const char*, const char*>> entries) {
+  VolumeParameters out;
+  for (const auto& [k, v] : entries) out[k] = v;
+  return out;
+}
+
+void ExpectRefused(const Status& s, const std::string& name, const std::string& why) {
+  ASSERT_FALSE(s.ok()) << name;
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << name;
+  EXPECT_NE(s.message().find("parameters." + name + ": "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+}
+
+TEST(ParameterNames, EveryHonouredOneAndTheProvisionersFamilyPass) {
+  auto p = Params({{"clusterID", "c"}, {"pool", "rbd"}, {"journalPool", "j"}, {"radosNamespace", "ns"},
+                   {"dataPool", "ec"}, {"imageFeatures", "layering"}, {"objectSize", "8388608"},
+                   {"stripeUnit", "65536"}, {"stripeCount", "4"}, {"volumeNamePrefix", "k8s-"},
+                   {"mounter", "rbd-nbd"}, {"mapOptions", "nbd:try-netlink"}, {"unmapOptions", "nbd:force"},
+                   {"nbdkeeper.io/imageName", "img"}, {"thickProvision", "false"}, {"encrypted", "False"},
+                   {"tryOtherMounters", "0"}, {"csi.storage.k8s.io/pvc/name", "data"},
+                   {"csi.storage.k8s.io/pvc/namespace", "db"}, {"csi.storage.k8s.io/pv/name", "pvc-1"},
+                   {"csi.storage.k8s.io/fstype", "ext4"}, {"csi.storage.k8s.io/provisioner-secret-name", "s"},
+                   {"csi.storage.k8s.io/some-future-key", "x"}});
+  EXPECT_TRUE(CheckParameterNames(p).ok()) << CheckParameterNames(p).ToString();
+}
+
+TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
+  ExpectRefused(CheckParameterNames(Params({{"pool", "rbd"}, {"fooBar", "1"}})), "fooBar",
+                "not a parameter nbdkeeper knows");
+  // Case matters, as in ceph-csi: "DataPool" is not dataPool.
+  ExpectRefused(CheckParameterNames(Params({{"DataPool", "ec"}})), "DataPool", "not a parameter nbdkeeper knows");
+  // Only the provisioner's own prefix is passed over.
+  ExpectRefused(CheckParameterNames(Params({{"csi.storage.k8s.io", "x"}})), "csi.storage.k8s.io",
+                "not a parameter nbdkeeper knows");
+  ExpectRefused(CheckParameterNames(Params({{"nbdkeeper.io/other", "x"}})), "nbdkeeper.io/other",
+                "not a parameter nbdkeeper knows");
+  // Any key reaches here: one that is not short printable ASCII is quoted.
+  for (const std::string& odd : {std::string("a\nb"), std::string("\x1b[2J"), std::string(5000, 'k')}) {
+    Status s = CheckParameterNames(Params({{odd.c_str(), "x"}}));
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(s.message().starts_with("parameters '")) << s.message();
+    EXPECT_LT(s.message().size(), 400u);
+    EXPECT_EQ(s.message().find_first_of("\n\x1b"), std::string::npos) << s.message();
+  }
+}
+
+TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
+  for (const char* name : {"encryptionKMSID", "encryptionType", "topologyConstrainedPools", "mkfsOptions",
+                           "cephLogDir", "cephLogStrategy", "snapshotNamePrefix", "MaxReadIOPS", "MaxWriteIOPS",
+                           "MaxReadBytesPerSecond", "MaxWriteBytesPerSecond"}) {
+    ExpectRefused(CheckParameterNames(Params({{name, "x"}})), name, "not supported");
+  }
+  for (const char* name : {"thickProvision", "encrypted", "tryOtherMounters"}) {
+    for (const char* yes : {"true", "True", "1", "t"}) {
+      ExpectRefused(CheckParameterNames(Params({{name, yes}})), name, "not supported");
+    }
+    ExpectRefused(CheckParameterNames(Params({{name, "yes"}})), name, "is not a boolean");
+  }
+}
+
+TEST(ImageLayout, DefaultsAreLibrbdsAndFeaturesCephCsis) {
+  auto layout = ParseImageLayout(Params({}));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(*layout, ImageCreateOptions{.features = *ParseImageFeatures(kDefaultImageFeatures)});
+}
+
+TEST(ImageLayout, EveryOptionIsRead) {
+  auto layout = ParseImageLayout(Params({{"imageFeatures", "layering"},
+                                         {"dataPool", "ec-data"},
+                                         {"objectSize", "8388608"},
+                                         {"stripeUnit", "65536"},
+                                         {"stripeCount", "16"}}));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(*layout, (ImageCreateOptions{.features = RBD_FEATURE_LAYERING,
+                                         .data_pool = "ec-data",
+                                         .object_size = 8 << 20,
+                                         .stripe_unit = 64 << 10,
+                                         .stripe_count = 16}));
+  // The stripe unit may be the whole object (librbd's default layout).
+  EXPECT_TRUE(ParseImageLayout(Params({{"stripeUnit", "4194304"}, {"stripeCount", "1"}})).ok());
+  EXPECT_TRUE(ParseImageLayout(Params({{"objectSize", "4096"}, {"stripeUnit", "4096"}, {"stripeCount", "1"}})).ok());
+  EXPECT_TRUE(ParseImageLayout(Params({{"objectSize", "33554432"}})).ok());
+}
+
+TEST(ImageLayout, ValuesLibrbdWouldRefuseAreRefusedByName) {
+  const std::pair<VolumeParameters, const char*> cases[] = {
+      {Params({{"dataPool", ""}}), "dataPool"},
+      {Params({{"dataPool", "ec/data"}}), "dataPool"},
+      {Params({{"dataPool", "-ec"}}), "dataPool"},
+      {Params({{"objectSize", "3000000"}}), "objectSize"},        // not a power of two
+      {Params({{"objectSize", "2048"}}), "objectSize"},           // below librbd's order 12
+      {Params({{"objectSize", "67108864"}}), "objectSize"},       // above its order 25
+      {Params({{"objectSize", "0"}}), "objectSize"},
+      {Params({{"objectSize", "4M"}}), "objectSize"},             // bytes, in decimal
+      {Params({{"objectSize", "-4096"}}), "objectSize"},
+      {Params({{"objectSize", "+4096"}}), "objectSize"},
+      {Params({{"objectSize", ""}}), "objectSize"},
+      {Params({{"objectSize", "99999999999999999999999"}}), "objectSize"},
+      {Params({{"stripeUnit", "65536"}}), "stripeCount"},         // one without the other
+      {Params({{"stripeCount", "2"}}), "stripeUnit"},
+      {Params({{"stripeUnit", "65537"}, {"stripeCount", "2"}}), "stripeUnit"},
+      {Params({{"stripeUnit", "1024"}, {"stripeCount", "2"}}), "stripeUnit"},
+      {Params({{"stripeUnit", "8388608"}, {"stripeCount", "2"}}), "stripeUnit"},  // above the default object
+      {Params({{"objectSize", "65536"}, {"stripeUnit", "131072"}, {"stripeCount", "2"}}), "stripeUnit"},
+      {Params({{"stripeUnit", "65536"}, {"stripeCount", "0"}}), "stripeCount"},
+      {Params({{"stripeUnit", "65536"}, {"stripeCount", "two"}}), "stripeCount"},
+      {Params({{"imageFeatures", "layering,fast-diff"}}), "imageFeatures"},
+  };
+  for (const auto& [params, name] : cases) {
+    auto layout = ParseImageLayout(params);
+    ASSERT_FALSE(layout.ok()) << name;
+    EXPECT_EQ(layout.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(layout.status().message().find(std::string("parameters.") + name), std::string::npos)
+        << layout.status().message();
+  }
+}
+
+TEST(VolumeMetadata, ThePvcAndPvNamesUnderCephCsisKeys) {
+  auto metadata = VolumeMetadataOf(Params({{"csi.storage.k8s.io/pvc/name", "data"},
+                                           {"csi.storage.k8s.io/pvc/namespace", "db"},
+                                           {"csi.storage.k8s.io/pv/name", "pvc-1b7e"},
+                                           {"csi.storage.k8s.io/fstype", "ext4"},
+                                           {"pool", "rbd"}}));
+  EXPECT_EQ(metadata, (std::map<std::string, std::string>{{"csi.storage.k8s.io/pvc/name", "data"},
+                                                          {"csi.storage.k8s.io/pvc/namespace", "db"},
+                                                          {"csi.storage.k8s.io/pv/name", "pvc-1b7e"}}));
+  EXPECT_TRUE(VolumeMetadataOf(Params({{"pool", "rbd"}})).empty());
+}
+
+}  // namespace
+}  // namespace nbdk
