@@ -51,11 +51,15 @@ fi
 
 # The daemon is run, and its libraries looked up, in the userland it was
 # built for: the host's (debian12) or the platform's root.
-in_userland=()
+in_userland=() userland="" context=""
+cleanup() {
+  [[ -z $context ]] || rm -rf "$context"
+  [[ -z $userland ]] || rm -f "$userland/tmp/nbdkeeperd-image"
+}
+trap cleanup EXIT
 if [[ $platform != debian12 ]]; then
   userland=$("$root/test/vm/platform-root.sh" "$platform")
   install -m 0755 "$binary" "$userland/tmp/nbdkeeperd-image"
-  trap 'rm -f "$userland/tmp/nbdkeeperd-image"' EXIT
   in_userland=(chroot "$userland")
   binary_in_userland=/tmp/nbdkeeperd-image
 else
@@ -111,7 +115,6 @@ if ! podman image exists "$base"; then
 fi
 
 context=$(mktemp -d)
-trap 'rm -rf "$context"; [[ -z ${userland:-} ]] || rm -f "$userland/tmp/nbdkeeperd-image"' EXIT
 strip -o "$context/nbdkeeperd" "$binary"
 podman build --quiet --build-arg BASE="$base" -f "$root/deploy/image/Containerfile" -t "$image" "$context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$image")

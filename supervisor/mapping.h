@@ -179,6 +179,8 @@ class Mapping {
   // runs `then` (also when they cannot be listed).
   void IdentifyOwnClients(ImageClients before, std::function<void()> then);
   void ClaimPendingClients(const ImageClients& seen);
+  // Adds the clients of `seen` that `before` lacks; true when any is new.
+  bool AddClientsSince(const ImageClients& before, const ImageClients& seen);
   // mapping_stall.cc: the stall watch, while Connected.
   void StartStallWatch();
   void SampleIo();

@@ -91,13 +91,20 @@ void Mapping::Fence(std::string reason) {
 void Mapping::ClaimPendingClients(const ImageClients& seen) {
   if (!server_clients_pending_) return;
   server_clients_pending_ = false;
-  std::vector<CephClient> fresh = NewClients(before_start_, seen);
-  for (const CephClient& c : fresh) own_clients_.insert(c);
-  NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
-                                {"new", Names(fresh)},
-                                {"all", Names({own_clients_.begin(), own_clients_.end()})},
-                                {"why", "the last server's clients were not known yet"}});
+  AddClientsSince(before_start_, seen);
   if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
+}
+
+bool Mapping::AddClientsSince(const ImageClients& before, const ImageClients& seen) {
+  std::vector<CephClient> fresh = NewClients(before, seen);
+  bool changed = false;
+  for (const CephClient& c : fresh) changed = own_clients_.insert(c).second || changed;
+  if (changed) {
+    NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
+                                  {"new", Names(fresh)},
+                                  {"all", Names({own_clients_.begin(), own_clients_.end()})}});
+  }
+  return changed;
 }
 
 void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then) {
@@ -113,14 +120,7 @@ void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then
           NBDK_LOG_WARN("own_clients_unknown", {{"volume", request_.volume_id}, {"error", seen.status().ToString()}});
           return then();
         }
-        std::vector<CephClient> fresh = NewClients(before, *seen);
-        bool changed = false;
-        for (const CephClient& c : fresh) changed = own_clients_.insert(c).second || changed;
-        if (changed) {
-          NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
-                                        {"new", Names(fresh)},
-                                        {"all", Names({own_clients_.begin(), own_clients_.end()})}});
-        }
+        bool changed = AddClientsSince(before, *seen);
         // Known now: the journal drops the clients from before its start.
         bool known = server_clients_pending_ && generation == server_generation_;
         if (known) server_clients_pending_ = false;

@@ -22,6 +22,7 @@ std::string DescribeOps(const LibradosOps& ops) {
 
 // The counters are the device's and outlive its server: a completion
 // between the re-attach and the next sample still resets the backoff.
+// Also the reset after a completion and after a stuck verdict.
 void StallRule::Restart() {
   quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
 }
@@ -39,12 +40,13 @@ uint64_t StallRule::quiet_ms(uint64_t now_ms) const {
 }
 
 bool StallRule::Sample(const NbdIoCounters& counters, uint64_t now_ms) {
-  bool progressed = !have_sample_ || counters.completed != last_completed_;
-  if (have_sample_ && counters.completed != last_completed_) stuck_without_progress_ = 0;
+  bool completed_some = have_sample_ && counters.completed != last_completed_;
+  bool first = !have_sample_;
+  if (completed_some) stuck_without_progress_ = 0;
   have_sample_ = true;
   last_completed_ = counters.completed;
-  if (progressed) {
-    quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
+  if (first || completed_some) {
+    Restart();
     return false;
   }
   if (!quiet_) {
@@ -106,7 +108,7 @@ StallJudgement StallRule::Judge(const ServerProbe& probe, uint64_t now_ms) {
   StallJudgement j = stalled_ ? JudgeHeld(probe, now_ms) : JudgeIdle(probe, now_ms);
   if (j.verdict == StallVerdict::kStuck) {
     ++stuck_without_progress_;
-    quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
+    Restart();
   }
   return j;
 }

@@ -251,35 +251,39 @@ TEST_F(SupervisorTest, TwentyMappingsDieAndReattachIndependently) {
   UnmapAllAndShutdown();
 }
 
-// Starts fake_rbd_nbd outside libuv, as a previous daemon instance would
-// have left it; returns its pid once it serves `device`.
-int SpawnOutsideLibuv(const std::string& fake_dir, const std::string& image, const std::string& device) {
-  std::string env = "FAKE_RBD_NBD_DIR=" + fake_dir;
-  std::vector<std::string> args = {FAKE_RBD_NBD_PATH, "map", "-f", "--cookie", "vol-a", "rbd/" + image};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  char* envp[] = {env.data(), nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  int pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
+// A server a previous daemon instance left: fake_rbd_nbd serving rbd/imga
+// on /dev/nbd5, started outside libuv.
+class LeftoverServerTest : public SupervisorTest {
+ protected:
+  // Its pid once it serves the device; -1 when it does not start.
+  int StartLeftoverServer() {
+    Behave("imga.map", "device=/dev/nbd5");
+    std::string env = "FAKE_RBD_NBD_DIR=" + dir_ + "/fake";
+    std::vector<std::string> args = {FAKE_RBD_NBD_PATH, "map", "-f", "--cookie", "vol-a", "rbd/imga"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    char* envp[] = {env.data(), nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    int pid = 0;
+    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return -1;
+    return RunUntil([&] { return std::filesystem::exists(dir_ + "/fake/nbd5.pid"); }) ? pid : -1;
+  }
+};
 
 // The previous daemon was killed right after it re-attached: the journal
 // has the new server's pid, not yet its client. The clients that appeared
 // since that server started are its own, so its death is healed, not fenced.
-TEST_F(SupervisorTest, AnAdoptedServerWhoseClientsWereNotJournaledIsKnownByTheClientsSinceItsStart) {
+TEST_F(LeftoverServerTest, AnAdoptedServerWhoseClientsWereNotJournaledIsKnownByTheClientsSinceItsStart) {
   const CephClient older{"client.77", "127.0.0.1:0/77"};
   std::filesystem::create_directories(dir_ + "/fake");
   std::ofstream(dir_ + "/fake/imga.watchers") << older.ToString() << "\n";
-  Behave("imga.map", "device=/dev/nbd5");
-  int pid = SpawnOutsideLibuv(dir_ + "/fake", "imga", "/dev/nbd5");
+  int pid = StartLeftoverServer();
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(RunUntil([&] { return std::filesystem::exists(dir_ + "/fake/nbd5.pid"); }));
 
   AdoptRequest a;
   a.map = Request("vol-a", "imga");
@@ -301,11 +305,9 @@ TEST_F(SupervisorTest, AnAdoptedServerWhoseClientsWereNotJournaledIsKnownByTheCl
   UnmapAllAndShutdown();
 }
 
-TEST_F(SupervisorTest, AdoptedServerIsWatchedThroughAPidfdAndReattachedWhenItDies) {
-  Behave("imga.map", "device=/dev/nbd5");
-  int pid = SpawnOutsideLibuv(dir_ + "/fake", "imga", "/dev/nbd5");
+TEST_F(LeftoverServerTest, AdoptedServerIsWatchedThroughAPidfdAndReattachedWhenItDies) {
+  int pid = StartLeftoverServer();
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(RunUntil([&] { return std::filesystem::exists(dir_ + "/fake/nbd5.pid"); }));
 
   AdoptRequest a;
   a.map = Request("vol-a", "imga");
