@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "base/durable_file.h"
 #include "base/regular_file.h"
 #include "base/json_writer.h"
 
@@ -16,61 +17,10 @@ namespace {
 
 constexpr size_t kMaxStashBytes = 64 * 1024;
 
-// Closes the descriptor when it goes out of scope.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now, reporting the error close() may carry for buffered writes.
-  int Close() {
-    int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
 std::string DirOf(std::string_view staging_target_path) {
   std::string dir(staging_target_path);
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir;
-}
-
-Status FsyncDir(const std::string& dir) {
-  ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return Status::FromErrno(errno, "open directory " + dir);
-  if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync directory " + dir);
-  return Status::Ok();
-}
-
-Status WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno(errno, "write");
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-// Writes `data` to a fresh `tmp` and syncs it. `tmp` may be left behind.
-Status WriteSynced(const std::string& tmp, std::string_view data) {
-  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove stale " + tmp);
-  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (fd.get() < 0) return Status::FromErrno(errno, "create " + tmp);
-  NBDK_RETURN_IF_ERROR(WriteAll(fd.get(), data).WithContext(tmp));
-  if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync " + tmp);
-  if (fd.Close() != 0) return Status::FromErrno(errno, "close " + tmp);
-  return Status::Ok();
 }
 
 Status Bad(std::string_view file, std::string_view field, std::string_view what) {
@@ -161,18 +111,7 @@ Result<ImageMetaStash> DecodeStash(std::string_view json, std::string_view file)
 }
 
 Status WriteStash(const std::string& staging_target_path, const ImageMetaStash& stash) {
-  std::string dir = DirOf(staging_target_path);
-  std::string path = StashPath(staging_target_path);
-  std::string tmp = path + ".tmp";
-  Status written = WriteSynced(tmp, EncodeStash(stash));
-  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    written = Status::FromErrno(errno, "rename " + tmp + " to " + path);
-  }
-  if (!written.ok()) {
-    ::unlink(tmp.c_str());
-    return written.WithContext("write stash");
-  }
-  return FsyncDir(dir).WithContext("write stash " + path);
+  return ReplaceFileDurably(StashPath(staging_target_path), EncodeStash(stash), 0600).WithContext("write stash");
 }
 
 Result<ImageMetaStash> ReadStash(const std::string& staging_target_path) {
@@ -198,12 +137,7 @@ Result<ImageMetaStash> ReadStash(const std::string& staging_target_path) {
 }
 
 Status RemoveStash(const std::string& staging_target_path) {
-  std::string path = StashPath(staging_target_path);
-  if (::unlink(path.c_str()) != 0) {
-    if (errno == ENOENT) return Status::Ok();
-    return Status::FromErrno(errno, "remove stash " + path);
-  }
-  return FsyncDir(DirOf(staging_target_path)).WithContext("remove stash " + path);
+  return RemoveFileDurably(StashPath(staging_target_path)).WithContext("remove stash");
 }
 
 }  // namespace nbdk

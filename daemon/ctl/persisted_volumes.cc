@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/durable_file.h"
 #include "base/quote_field.h"
 #include "base/json_writer.h"
 #include "journal/volume_id.h"
@@ -105,19 +106,8 @@ Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>
   w.EndObject();
   std::string body = JsonText(buf) + "\n";
   std::string dir = path.substr(0, path.rfind('/'));
-  if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + dir);
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::FromErrno(errno, "create " + tmp);
-  bool ok = ::write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size()) && ::fsync(fd) == 0;
-  int err = errno;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) err = errno;
-    ::unlink(tmp.c_str());
-    return Status::FromErrno(err, "write " + path);
-  }
-  return Status::Ok();
+  if (!dir.empty()) NBDK_RETURN_IF_ERROR(MakeDirectoryDurably(dir, 0755));
+  return ReplaceFileDurably(path, body, 0644);
 }
 
 }  // namespace nbdk::ctl
