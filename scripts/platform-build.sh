@@ -3,7 +3,7 @@
 # (test/vm/platform-root.sh: Debian 13's compilers and libraries), into
 # build-<platform>, whose VM tests then boot that platform:
 #   scripts/platform-build.sh debian13
-#   ctest --test-dir build-debian13 -L vm -R 'chaos|heal|csi_sanity'
+#   ctest --test-dir build-debian13 -L vm
 # The host's directory around the repository is bound into the root at its
 # own path for the build, and unbound after.
 set -euo pipefail
@@ -35,5 +35,7 @@ in_root() {
 }
 in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
-# NBDK_PLATFORM_TARGET: one target only (scripts/image.sh builds the daemon).
-in_root cmake --build "$build" -j"$(nproc)" ${NBDK_PLATFORM_TARGET:+--target "$NBDK_PLATFORM_TARGET"}
+# NBDK_PLATFORM_TARGET: only these targets (scripts/image.sh builds the
+# daemon; scripts/test.sh `platform_tests`, what `ctest -L platform` runs).
+read -ra targets <<<"${NBDK_PLATFORM_TARGET:-}"
+in_root cmake --build "$build" -j"$(nproc)" ${targets[@]:+--target "${targets[@]}"}

@@ -30,11 +30,11 @@ vm_guest_packages=(
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
   python3-yaml  # test/container reads the DaemonSet's manifest
   iptables      # test/chaos/fault_suite cuts the node off from Ceph
+  podman conmon runc  # test/container runs the node image in the VM
 )
 # scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
 # the archive keys), podman makes and runs the image; runc runs it where
-# crun cannot (test/image). The container VM test (test/container) runs the
-# same podman, conmon and runc inside the VM (the host's root is the VM's).
+# crun cannot (test/image).
 image_packages=(mmdebstrap gpg podman conmon runc)
 
 if [[ ${1:-} == --print ]]; then

@@ -2,7 +2,9 @@
 # Sets up a Debian 12 machine, builds nbdkeeper and runs every test: the host
 # unit and integration tests, the fuzzers (label `fuzz`, scripts/fuzz.sh),
 # then the real-kernel VM tests (label `vm`: qemu boots Debian's kernel with
-# nbd and a one-node Ceph cluster).
+# nbd and a one-node Ceph cluster), then the tests that cover what differs
+# between platforms (label `platform`) on Debian 13: its Linux 6.12 and Ceph
+# 18, with the tree built in a Debian 13 root (scripts/platform-build.sh).
 #   scripts/test.sh            everything
 #   scripts/test.sh -LE 'vm|fuzz'   host tests only (any ctest arguments pass through)
 set -euo pipefail
@@ -22,3 +24,5 @@ fi
 ctest --test-dir "$build" --output-on-failure -LE 'vm|fuzz' -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure -L fuzz --verbose  # the table of runs and exec/s
 ctest --test-dir "$build" --output-on-failure -L vm
+NBDK_PLATFORM_TARGET=platform_tests "$root/scripts/platform-build.sh" debian13
+ctest --test-dir "$root/build-debian13" --output-on-failure -L platform

@@ -5,7 +5,7 @@
 #
 #   nbdk_add_vm_test(NAME <name> COMMAND <argv>... [TIMEOUT <seconds>]
 #                    [ENV <NAME=VALUE>...] [SYSTEMD | CONTAINER] [HOST]
-#                    [PLATFORMS <platform>...])
+#                    [ACROSS_PLATFORMS [PLATFORM_COMMAND <argv>...]])
 #
 # Runs <argv> inside the shared test VM through test/vm/vm-exec, in the
 # calling directory's build directory (the host's / is the VM's /, so
@@ -22,11 +22,15 @@
 # test/container). HOST: <argv> runs on the host, with
 # NBDK_VM_STATE naming the VM (for scripts that power-cut and boot it).
 #
-# PLATFORMS: the test runs again on each platform named (test/vm/lib.sh's
-# vm_platform: another kernel, another userland) as <name>_<platform>, in
-# that platform's own VM (fixture vm_<platform>, vm_systemd_<platform> or
-# vm_container_<platform>, each booted once for all its tests), labelled
-# `platform` too. The default platform is debian12.
+# ACROSS_PLATFORMS: the test covers what differs between platforms
+# (test/vm/lib.sh's vm_platform: another kernel, another userland), labelled
+# `platform`. In the default tree (debian12) it runs again on each of
+# NBDK_VM_PLATFORMS as <name>_<platform>, in that platform's own VM (fixture
+# vm_<platform>, vm_systemd_<platform> or vm_container_<platform>, each
+# booted once for all its tests). In a platform's own tree
+# (scripts/platform-build.sh) the target `platform_tests` builds what these
+# tests run, so `ctest -L platform` there needs no full build.
+# PLATFORM_COMMAND: what the other platforms run instead of COMMAND.
 #
 # A device the command leaves configured is reported in its output and
 # unmapped before the next test. TIMEOUT (default 300) bounds the command inside the VM; CTest's own
@@ -39,10 +43,10 @@ set(NBDK_VM_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "test/vm scripts")
 set(NBDK_VM_STATE ${CMAKE_BINARY_DIR}/vm-state CACHE INTERNAL "test VM state")
 set(NBDK_VM_SYSTEMD_STATE ${CMAKE_BINARY_DIR}/vm-state-systemd CACHE INTERNAL "systemd test VM state")
 set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNAL "container test VM state")
-# The platforms CI runs besides the default (debian12): where the kernel's
-# nbd driver differs. The tests that cover what differs name them in
-# PLATFORMS; `-DNBDK_VM_PLATFORMS=` turns them off.
-set(NBDK_VM_PLATFORMS debian12-k612 CACHE STRING "VM test platforms besides debian12 (test/vm/lib.sh)")
+# The platforms whose kernel but not userland differs (debian12-k612), run
+# from the default tree: empty in CI, which runs Linux 6.12 as Debian 13's
+# (scripts/test.sh); `-DNBDK_VM_PLATFORMS=debian12-k612` for the full matrix.
+set(NBDK_VM_PLATFORMS "" CACHE STRING "VM test platforms besides debian12 in this tree (test/vm/lib.sh)")
 # The platform this build tree's own VM tests boot: empty for debian12;
 # scripts/platform-build.sh sets it for a tree built in a platform's root.
 set(NBDK_VM_PLATFORM "" CACHE STRING "the platform of this build tree's VM tests (empty: debian12)")
@@ -55,7 +59,8 @@ else()
 endif()
 
 function(nbdk_add_vm_test)
-  cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT" "COMMAND;ENV;PLATFORMS" ${ARGN})
+  cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST;ACROSS_PLATFORMS" "NAME;TIMEOUT"
+    "COMMAND;PLATFORM_COMMAND;ENV" ${ARGN})
   if(NOT VT_NAME OR NOT VT_COMMAND)
     message(FATAL_ERROR "nbdk_add_vm_test: NAME and COMMAND are required")
   endif()
@@ -68,11 +73,29 @@ function(nbdk_add_vm_test)
       list(APPEND flags ${flag})
     endif()
   endforeach()
-  foreach(platform IN LISTS VT_PLATFORMS)
-    nbdk_add_vm_platform_test(NAME ${VT_NAME}_${platform} PLATFORM ${platform} TIMEOUT ${VT_TIMEOUT} ${flags}
-      ENV ${VT_ENV} COMMAND ${VT_COMMAND})
-  endforeach()
-  nbdk_add_vm_platform_test(NAME ${VT_NAME} TIMEOUT ${VT_TIMEOUT} ${flags} ENV ${VT_ENV} COMMAND ${VT_COMMAND})
+  set(platform_command ${VT_COMMAND})
+  if(VT_PLATFORM_COMMAND)
+    set(platform_command ${VT_PLATFORM_COMMAND})
+  endif()
+  if(NOT VT_ACROSS_PLATFORMS)
+    nbdk_add_vm_platform_test(NAME ${VT_NAME} TIMEOUT ${VT_TIMEOUT} ${flags} ENV ${VT_ENV} COMMAND ${VT_COMMAND})
+  elseif(NBDK_VM_PLATFORM)
+    nbdk_add_vm_platform_test(NAME ${VT_NAME} TIMEOUT ${VT_TIMEOUT} ${flags} ENV ${VT_ENV}
+      COMMAND ${platform_command})
+    set_property(TEST ${VT_NAME} APPEND PROPERTY LABELS platform)
+    # The targets the command runs, for `platform_tests`.
+    string(REGEX MATCHALL "\\$<TARGET_FILE:[^>]+>" files "${platform_command}")
+    foreach(file IN LISTS files)
+      string(REGEX REPLACE "^\\$<TARGET_FILE:([^>]+)>$" "\\1" target "${file}")
+      set_property(GLOBAL APPEND PROPERTY NBDK_PLATFORM_TEST_TARGETS ${target})
+    endforeach()
+  else()
+    foreach(platform IN LISTS NBDK_VM_PLATFORMS)
+      nbdk_add_vm_platform_test(NAME ${VT_NAME}_${platform} PLATFORM ${platform} TIMEOUT ${VT_TIMEOUT} ${flags}
+        ENV ${VT_ENV} COMMAND ${platform_command})
+    endforeach()
+    nbdk_add_vm_platform_test(NAME ${VT_NAME} TIMEOUT ${VT_TIMEOUT} ${flags} ENV ${VT_ENV} COMMAND ${VT_COMMAND})
+  endif()
 endfunction()
 
 # One registration of a VM test, on PLATFORM (empty: the default one).
