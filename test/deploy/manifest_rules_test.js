@@ -188,8 +188,8 @@ test('attachRequired without csi-attacher, or without its VolumeAttachment RBAC'
 });
 
 test('an advertised capability without its sidecar', () => {
-  for (const [cap, sidecar] of [['CREATE_DELETE_VOLUME', 'csi-provisioner'], ['EXPAND_VOLUME', 'csi-resizer'],
-    ['CREATE_DELETE_SNAPSHOT', 'csi-snapshotter']]) {
+  for (const [cap, sidecar] of [['CREATE_DELETE_VOLUME', 'csi-provisioner'], ['CLONE_VOLUME', 'csi-provisioner'],
+    ['EXPAND_VOLUME', 'csi-resizer'], ['CREATE_DELETE_SNAPSHOT', 'csi-snapshotter'], ['LIST_SNAPSHOTS', 'csi-snapshotter']]) {
     const problems = problemsAfter((o) => {
       const pod = controllerPod(o);
       pod.containers = pod.containers.filter((c) => c.name !== sidecar);
@@ -204,11 +204,13 @@ test('an advertised capability without its RBAC', () => {
     revoke(o, 'snapshot.storage.k8s.io', 'volumesnapshots', 'get');
     revoke(o, '', 'persistentvolumeclaims/status', 'patch');
     revoke(o, '', 'persistentvolumes', 'create');
+    revoke(o, '', 'persistentvolumeclaims', 'update');
   });
   assertCaught(problems, /CREATE_DELETE_SNAPSHOT: csi-snapshotter needs update on snapshot.storage.k8s.io\/volumesnapshotcontents /);
   assertCaught(problems, /CREATE_DELETE_SNAPSHOT: csi-provisioner needs get on snapshot.storage.k8s.io\/volumesnapshots /);
   assertCaught(problems, /EXPAND_VOLUME: csi-resizer needs patch on core\/persistentvolumeclaims\/status/);
   assertCaught(problems, /CREATE_DELETE_VOLUME: csi-provisioner needs create on core\/persistentvolumes /);
+  assertCaught(problems, /CLONE_VOLUME: csi-provisioner needs update on core\/persistentvolumeclaims /);
 });
 
 test('RBAC bound to another ServiceAccount, or granted in one namespace only', () => {
