@@ -196,9 +196,10 @@ function checkNames(objects) {
   return problems;
 }
 
-// Both pods run the image scripts/image.sh tags from the project version.
-function checkImages(objects, version) {
-  const want = `localhost/nbdkeeperd:${version}`;
+// Both pods run the image scripts/image.sh tags from the project version,
+// from `repository` (an overlay's registry) or loaded by hand (localhost/).
+function checkImages(objects, version, repository = 'localhost/nbdkeeperd') {
+  const want = `${repository}:${version}`;
   return objects
     .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
     .map((o) => [o, container(o.spec.template.spec, 'nbdkeeperd')])
@@ -206,7 +207,7 @@ function checkImages(objects, version) {
     .map(([o, c]) => `${o.kind} ${o.metadata.name}: image ${c.image}, want ${want}`);
 }
 
-function checkAll(objects, { daemonFlags, version, controllerCapabilities, scrapeConfig }) {
+function checkAll(objects, { daemonFlags, version, controllerCapabilities, scrapeConfig, imageRepository }) {
   return [
     ...checkNodeDaemonSet(objects, daemonFlags),
     ...checkControllerDeployment(objects, daemonFlags, controllerCapabilities),
@@ -214,7 +215,7 @@ function checkAll(objects, { daemonFlags, version, controllerCapabilities, scrap
     ...checkSidecarFlags(objects),
     ...checkPullPolicies(objects),
     ...checkNames(objects),
-    ...checkImages(objects, version),
+    ...checkImages(objects, version, imageRepository),
     ...checkScrapeConfig(objects, scrapeConfig),
   ];
 }

@@ -13,14 +13,15 @@ function parseObjects(text, file) {
     .map((doc) => Object.defineProperty(doc, 'file', { value: file, enumerable: false }));
 }
 
-// What `kubectl apply -f` takes from dir and from dir/example: their own
-// YAML files, not their subdirectories (example/prometheus is Prometheus's
+// The objects of dir's YAML files (the kustomize base; its
+// kustomization.yaml is not one) and of dir/example's, which `kubectl apply
+// -f` takes; not their subdirectories (example/prometheus is Prometheus's
 // configuration, loadScrapeConfig).
 function loadManifests(dir) {
   const objects = [];
   for (const sub of ['', 'example']) {
     for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
-      if (!entry.isFile() || !entry.name.endsWith('.yaml')) continue;
+      if (!entry.isFile() || !entry.name.endsWith('.yaml') || entry.name === 'kustomization.yaml') continue;
       const file = path.join(sub, entry.name);
       objects.push(...parseObjects(fs.readFileSync(path.join(dir, file), 'utf8'), file));
     }
