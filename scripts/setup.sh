@@ -75,6 +75,12 @@ done
 if [[ -z "${1:-}" ]] && ! command -v npm >/dev/null; then
   missing+=(nodejs npm)
 fi
+# It renders the kustomize overlays with `kubectl kustomize`: any kubectl on
+# the PATH serves, else Debian's kubernetes-client (1.20, kustomize v2.0.3;
+# it would clash with another package's /usr/bin/kubectl).
+if [[ -z "${1:-}" ]] && ! command -v kubectl >/dev/null; then
+  missing+=(kubernetes-client)
+fi
 if ((${#missing[@]})) || [[ -n $refresh ]]; then
   $sudo apt-get update -qq
 fi

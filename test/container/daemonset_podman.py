@@ -5,17 +5,19 @@ Reads deploy/kubernetes/node-daemonset.yaml and prints, as JSON, what
 `podman run` needs to start that container as kubelet would on this node:
   {"image": ..., "options": [...], "args": [...], "create_dirs": [...],
    "csi_endpoint": ..., "health_port": ...}
-options: privileged, the pod's hostPID/hostNetwork, NODE_ID and the other
-env entries, one -v per volumeMount (hostPath volumes at their host path,
-Bidirectional as rshared, readOnly as ro; a configMap volume at the host
-directory given with --config-map NAME=DIR). args: the container's args
+options: privileged, the pod's hostPID/hostNetwork, NODE_ID, the pod IP
+(--pod-ip: on hostNetwork the node's address, where the test reaches
+--health-listen) and the other env entries, one -v per volumeMount
+(hostPath volumes at their host path, Bidirectional as rshared, readOnly as
+ro; a configMap volume at the host directory given with --config-map
+NAME=DIR). args: the container's args
 with $(VAR) expanded from that env, as kubelet does. create_dirs: the host
 paths of DirectoryOrCreate volumes (kubelet creates them; podman does not).
 csi_endpoint: --csi-endpoint as a client outside the container reaches it
 (the socket's host path); health_port: --health-listen's port (hostNetwork).
 Whatever the manifest says that this cannot map fails, so the test cannot
 drift from the manifest silently.
-  daemonset_podman.py MANIFEST --node-name NAME [--config-map NAME=DIR]...
+  daemonset_podman.py MANIFEST --node-name NAME --pod-ip ADDR [--config-map NAME=DIR]...
 """
 import argparse
 import json
@@ -31,15 +33,16 @@ def fail(message):
     sys.exit(f"daemonset_podman.py: {message}")
 
 
-def env_of(container, node_name):
+def env_of(container, fields):
     env = {}
     for e in container.get("env", []):
+        field = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
         if "value" in e:
             env[e["name"]] = e["value"]
-        elif e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
-            env[e["name"]] = node_name
+        elif field in fields:
+            env[e["name"]] = fields[field]
         else:
-            fail(f"env {e['name']}: only values and spec.nodeName are mapped")
+            fail(f"env {e['name']}: only values and fieldRefs {', '.join(fields)} are mapped")
     return env
 
 
@@ -109,6 +112,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("manifest")
     p.add_argument("--node-name", required=True)
+    p.add_argument("--pod-ip", required=True)
     p.add_argument("--config-map", action="append", default=[], metavar="NAME=DIR")
     a = p.parse_args()
     config_maps = dict(c.split("=", 1) for c in a.config_map)
@@ -131,7 +135,7 @@ def main():
         options.append("--pid=host")
     if pod.get("hostNetwork"):
         options.append("--network=host")
-    env = env_of(c, a.node_name)
+    env = env_of(c, {"spec.nodeName": a.node_name, "status.podIP": a.pod_ip})
     for name, value in env.items():
         options += ["--env", f"{name}={value}"]
     mounts, create = volume_mounts(pod, c, config_maps)

@@ -13,13 +13,18 @@ const { find, container, flagsOf, unixPath, resolve } = require('./manifest_look
 const RBAC = {
   provisioner: [
     ['', 'persistentvolumes', ['get', 'list', 'watch', 'create', 'delete', 'patch']],
-    ['', 'persistentvolumeclaims', ['get', 'list', 'watch', 'update']],
+    ['', 'persistentvolumeclaims', ['get', 'list', 'watch']],
     ['', 'secrets', ['get']],
     ['', 'events', ['create', 'patch']],
     ['', 'nodes', ['get', 'list', 'watch']],
     ['storage.k8s.io', 'storageclasses', ['get', 'list', 'watch']],
     ['storage.k8s.io', 'csinodes', ['get', 'list', 'watch']],
     ['storage.k8s.io', 'volumeattachments', ['get', 'list', 'watch']],
+  ],
+  // A clone reads its source PVC and holds it with a finalizer until the
+  // clone is provisioned (an update of the source PVC).
+  clone: [
+    ['', 'persistentvolumeclaims', ['get', 'list', 'watch', 'update']],
   ],
   // A restore reads the VolumeSnapshot and its content.
   restore: [
@@ -57,7 +62,7 @@ const LEASES = ['coordination.k8s.io', 'leases', ['get', 'create', 'update']];
 // serves it (or that none does) and say so here.
 const CAPABILITY_SIDECARS = {
   CREATE_DELETE_VOLUME: [['csi-provisioner', RBAC.provisioner]],
-  CLONE_VOLUME: [['csi-provisioner', RBAC.provisioner]],
+  CLONE_VOLUME: [['csi-provisioner', RBAC.provisioner], ['csi-provisioner', RBAC.clone]],
   EXPAND_VOLUME: [['csi-resizer', RBAC.resizer]],
   CREATE_DELETE_SNAPSHOT: [['csi-snapshotter', RBAC.snapshotter], ['csi-provisioner', RBAC.restore]],
   LIST_SNAPSHOTS: [['csi-snapshotter', RBAC.snapshotter]],

@@ -8,13 +8,15 @@
 // attachRequired have their sidecar and its RBAC. In container_rules.js:
 // that the liveness probes reach the livenessprobe sidecar in time; that
 // every sidecar flag is one its pinned tag has; and that every container
-// names its imagePullPolicy. Each rule returns problems as strings; none is
-// fine.
+// names its imagePullPolicy. In metrics_rules.js: that both pods' /metrics
+// is where a cluster's Prometheus scrapes it, and the example scrape config
+// keeps it. Each rule returns problems as strings; none is fine.
 'use strict';
 
 const { find, container, flagsOf, unixPath, resolve } = require('./manifest_lookups');
 const { checkControllerSidecars, checkAttach } = require('./controller_sidecar_rules');
 const { checkProbes, checkSidecarFlags, checkPullPolicies } = require('./container_rules');
+const { checkMetricsEndpoint, checkScrapeConfig } = require('./metrics_rules');
 
 const DEFAULT_KUBELET_ROOT = '/var/lib/kubelet';
 const DEFAULT_DRIVER = 'rbd.nbdkeeper.io';
@@ -100,6 +102,7 @@ function checkNodeDaemonSet(objects, daemonFlags) {
   }
 
   problems.push(...checkProbes(pod, 'node'));
+  problems.push(...checkMetricsEndpoint(pod, 'node'));
   problems.push(...checkCephConfig(objects, pod, daemon, 'node'));
   return problems;
 }
@@ -114,6 +117,7 @@ function checkControllerDeployment(objects, daemonFlags, capabilities) {
     ...checkFlagsKnown('nbdkeeperd (controller)', daemon, daemonFlags),
     ...checkControllerSidecars(objects, deployment, capabilities),
     ...checkProbes(pod, 'controller'),
+    ...checkMetricsEndpoint(pod, 'controller'),
     ...checkCephConfig(objects, pod, daemon, 'controller'),
   ];
 }
@@ -192,9 +196,10 @@ function checkNames(objects) {
   return problems;
 }
 
-// Both pods run the image scripts/image.sh tags from the project version.
-function checkImages(objects, version) {
-  const want = `localhost/nbdkeeperd:${version}`;
+// Both pods run the image scripts/image.sh tags from the project version,
+// from `repository` (an overlay's registry) or loaded by hand (localhost/).
+function checkImages(objects, version, repository = 'localhost/nbdkeeperd') {
+  const want = `${repository}:${version}`;
   return objects
     .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
     .map((o) => [o, container(o.spec.template.spec, 'nbdkeeperd')])
@@ -202,7 +207,7 @@ function checkImages(objects, version) {
     .map(([o, c]) => `${o.kind} ${o.metadata.name}: image ${c.image}, want ${want}`);
 }
 
-function checkAll(objects, { daemonFlags, version, controllerCapabilities }) {
+function checkAll(objects, { daemonFlags, version, controllerCapabilities, scrapeConfig, imageRepository }) {
   return [
     ...checkNodeDaemonSet(objects, daemonFlags),
     ...checkControllerDeployment(objects, daemonFlags, controllerCapabilities),
@@ -210,7 +215,8 @@ function checkAll(objects, { daemonFlags, version, controllerCapabilities }) {
     ...checkSidecarFlags(objects),
     ...checkPullPolicies(objects),
     ...checkNames(objects),
-    ...checkImages(objects, version),
+    ...checkImages(objects, version, imageRepository),
+    ...checkScrapeConfig(objects, scrapeConfig),
   ];
 }
 

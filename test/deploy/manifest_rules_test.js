@@ -4,7 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const { loadManifests, schemaProblems, daemonFlags, controllerCapabilities } = require('./manifests');
+const { loadManifests, loadScrapeConfig, schemaProblems, daemonFlags, controllerCapabilities } = require('./manifests');
 const { checkAll } = require('./manifest_rules');
 
 const capabilities = controllerCapabilities(process.env.NBDK_CONTROLLER_SERVICE);
@@ -12,6 +12,7 @@ const options = {
   daemonFlags: daemonFlags(process.env.NBDKEEPERD),
   version: process.env.NBDK_VERSION,
   controllerCapabilities: capabilities,
+  scrapeConfig: loadScrapeConfig(process.env.NBDK_MANIFESTS),
 };
 const manifests = loadManifests(process.env.NBDK_MANIFESTS);
 
@@ -188,8 +189,8 @@ test('attachRequired without csi-attacher, or without its VolumeAttachment RBAC'
 });
 
 test('an advertised capability without its sidecar', () => {
-  for (const [cap, sidecar] of [['CREATE_DELETE_VOLUME', 'csi-provisioner'], ['EXPAND_VOLUME', 'csi-resizer'],
-    ['CREATE_DELETE_SNAPSHOT', 'csi-snapshotter']]) {
+  for (const [cap, sidecar] of [['CREATE_DELETE_VOLUME', 'csi-provisioner'], ['CLONE_VOLUME', 'csi-provisioner'],
+    ['EXPAND_VOLUME', 'csi-resizer'], ['CREATE_DELETE_SNAPSHOT', 'csi-snapshotter'], ['LIST_SNAPSHOTS', 'csi-snapshotter']]) {
     const problems = problemsAfter((o) => {
       const pod = controllerPod(o);
       pod.containers = pod.containers.filter((c) => c.name !== sidecar);
@@ -204,11 +205,13 @@ test('an advertised capability without its RBAC', () => {
     revoke(o, 'snapshot.storage.k8s.io', 'volumesnapshots', 'get');
     revoke(o, '', 'persistentvolumeclaims/status', 'patch');
     revoke(o, '', 'persistentvolumes', 'create');
+    revoke(o, '', 'persistentvolumeclaims', 'update');
   });
   assertCaught(problems, /CREATE_DELETE_SNAPSHOT: csi-snapshotter needs update on snapshot.storage.k8s.io\/volumesnapshotcontents /);
   assertCaught(problems, /CREATE_DELETE_SNAPSHOT: csi-provisioner needs get on snapshot.storage.k8s.io\/volumesnapshots /);
   assertCaught(problems, /EXPAND_VOLUME: csi-resizer needs patch on core\/persistentvolumeclaims\/status/);
   assertCaught(problems, /CREATE_DELETE_VOLUME: csi-provisioner needs create on core\/persistentvolumes /);
+  assertCaught(problems, /CLONE_VOLUME: csi-provisioner needs update on core\/persistentvolumeclaims /);
 });
 
 test('RBAC bound to another ServiceAccount, or granted in one namespace only', () => {
@@ -304,4 +307,38 @@ test('a sidecar flag, feature gate or tag not read from the pinned source', () =
   assertCaught(problems, /csi-provisioner: --prevent-volume-mode-convertion=true is not --flag=value with a flag/);
   assertCaught(problems, /csi-resizer: registry.k8s.io\/sig-storage\/csi-resizer:v1.14.0 has no feature gate HonorPVReclaimPolicy/);
   assertCaught(problems, /csi-attacher: image registry.k8s.io\/sig-storage\/csi-attacher:v4.13.0 has no flag list/);
+});
+
+test('/metrics where Prometheus does not scrape, or on every node interface', () => {
+  let problems = problemsAfter((o) => { setFlag(containerOf(nodePod(o), 'nbdkeeperd'), '--health-listen', ':9810'); });
+  assertCaught(problems, /node nbdkeeperd --health-listen :9810: must be \$\(VAR\):PORT with VAR from fieldRef status.podIP.*not every interface/);
+  problems = problemsAfter((o) => { setFlag(containerOf(controllerPod(o), 'nbdkeeperd'), '--health-listen', '127.0.0.1:9810'); });
+  assertCaught(problems, /controller nbdkeeperd --health-listen 127.0.0.1:9810: must be \$\(VAR\):PORT/);
+  problems = problemsAfter((o) => {
+    containerOf(controllerPod(o), 'nbdkeeperd').env.find((e) => e.name === 'POD_IP').valueFrom.fieldRef.fieldPath = 'status.hostIP';
+  });
+  assertCaught(problems, /controller nbdkeeperd --health-listen \$\(POD_IP\):9810: must be/);
+  problems = problemsAfter((o) => {
+    containerOf(nodePod(o), 'nbdkeeperd').ports.find((p) => p.name === 'metrics').containerPort = 9811;
+  });
+  assertCaught(problems, /node nbdkeeperd: --health-listen port 9810 must be its container port named metrics/);
+  problems = problemsAfter((o) => { containerOf(controllerPod(o), 'nbdkeeperd').args.push('--status-output=true'); });
+  assertCaught(problems, /controller nbdkeeperd: --status-output=true would show rbd-nbd's raw output/);
+});
+
+// checkAll with the example scrape config's first job changed.
+function scrapeProblemsAfter(change) {
+  const scrapeConfig = structuredClone(options.scrapeConfig);
+  change(scrapeConfig.scrape_configs[0]);
+  return checkAll(structuredClone(manifests), { ...options, scrapeConfig });
+}
+
+test('a scrape config that misses a pod\'s /metrics, or scrapes another port', () => {
+  let problems = scrapeProblemsAfter((job) => { job.kubernetes_sd_configs[0].namespaces.names = ['kube-system']; });
+  assertCaught(problems, /scrape config: does not scrape DaemonSet nbdkeeper-node nbdkeeperd:metrics/);
+  assertCaught(problems, /scrape config: does not scrape Deployment nbdkeeper-controller nbdkeeperd:metrics/);
+  problems = scrapeProblemsAfter((job) => { job.relabel_configs[0].regex = 'nbdkeeperd;.*'; });
+  assertCaught(problems, /scrape config: scrapes DaemonSet nbdkeeper-node nbdkeeperd:healthz, which is not nbdkeeperd's \/metrics/);
+  problems = problemsAfter((o) => { containerOf(controllerPod(o), 'nbdkeeperd').ports.find((p) => p.name === 'metrics').name = 'prom'; });
+  assertCaught(problems, /scrape config: does not scrape Deployment nbdkeeper-controller nbdkeeperd:metrics/);
 });

@@ -7,17 +7,31 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const yaml = require('js-yaml');
 
-// Every YAML document under dir, each with the file it came from.
+// The YAML documents of a text, each with the file it came from.
+function parseObjects(text, file) {
+  return yaml.loadAll(text).filter((doc) => doc)
+    .map((doc) => Object.defineProperty(doc, 'file', { value: file, enumerable: false }));
+}
+
+// The objects of dir's YAML files (the kustomize base; its
+// kustomization.yaml is not one) and of dir/example's, which `kubectl apply
+// -f` takes; not their subdirectories (example/prometheus is Prometheus's
+// configuration, loadScrapeConfig).
 function loadManifests(dir) {
   const objects = [];
-  for (const entry of fs.readdirSync(dir, { recursive: true }).sort()) {
-    if (!entry.endsWith('.yaml')) continue;
-    const file = path.join(dir, entry);
-    for (const doc of yaml.loadAll(fs.readFileSync(file, 'utf8'))) {
-      if (doc) objects.push(Object.defineProperty(doc, 'file', { value: entry, enumerable: false }));
+  for (const sub of ['', 'example']) {
+    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.yaml') || entry.name === 'kustomization.yaml') continue;
+      const file = path.join(sub, entry.name);
+      objects.push(...parseObjects(fs.readFileSync(path.join(dir, file), 'utf8'), file));
     }
   }
-  return objects;
+  return objects.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+// The example Prometheus scrape config (prometheus.yml's scrape_configs).
+function loadScrapeConfig(dir) {
+  return yaml.load(fs.readFileSync(path.join(dir, 'example/prometheus/scrape-config.yaml'), 'utf8'));
 }
 
 // Kinds of CRDs that kubernetes-models does not carry, checked here for
@@ -92,4 +106,4 @@ function daemonFlags(nbdkeeperd) {
   return new Set([...help.matchAll(/^ {2}(--[a-z0-9-]+)/gm)].map((m) => m[1]));
 }
 
-module.exports = { loadManifests, schemaProblems, daemonFlags, controllerCapabilities };
+module.exports = { parseObjects, loadManifests, loadScrapeConfig, schemaProblems, daemonFlags, controllerCapabilities };

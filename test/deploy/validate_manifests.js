@@ -3,7 +3,7 @@
 // API schema and the rules of manifest_rules.js hold.
 'use strict';
 
-const { loadManifests, schemaProblems, daemonFlags, controllerCapabilities } = require('./manifests');
+const { loadManifests, loadScrapeConfig, schemaProblems, daemonFlags, controllerCapabilities } = require('./manifests');
 const { checkAll } = require('./manifest_rules');
 
 const [dir, nbdkeeperd, version, controllerService] = process.argv.slice(2);
@@ -14,6 +14,7 @@ const problems = [
     daemonFlags: daemonFlags(nbdkeeperd),
     version,
     controllerCapabilities: controllerCapabilities(controllerService),
+    scrapeConfig: loadScrapeConfig(dir),
   }),
 ];
 for (const p of problems) console.error(`validate_manifests: ${p}`);

@@ -1,0 +1,96 @@
+// The kustomize base (deploy/kubernetes) and each overlay (deploy/overlays),
+// rendered by `kubectl kustomize` ($KUBECTL: any kubectl, Debian 12's 1.20
+// with kustomize v2.0.3 the oldest), pass the schema and the rules that the
+// files themselves pass, and each overlay changes what it is for.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const yaml = require('js-yaml');
+const { parseObjects, loadManifests, loadScrapeConfig, schemaProblems, daemonFlags, controllerCapabilities } =
+  require('./manifests');
+const { checkAll } = require('./manifest_rules');
+
+const base = process.env.NBDK_MANIFESTS;
+const overlays = process.env.NBDK_OVERLAYS;
+const options = {
+  daemonFlags: daemonFlags(process.env.NBDKEEPERD),
+  version: process.env.NBDK_VERSION,
+  controllerCapabilities: controllerCapabilities(process.env.NBDK_CONTROLLER_SERVICE),
+  scrapeConfig: loadScrapeConfig(base),
+};
+const files = loadManifests(base);
+const examples = files.filter((o) => o.file.startsWith('example/'));
+
+// kubectl's stderr (newer ones warn of the fields v2.0.3 needs) is kept
+// for a failure's message.
+function render(dir) {
+  const kubectl = process.env.KUBECTL;
+  if (!kubectl || kubectl.endsWith('NOTFOUND')) {
+    throw new Error('no kubectl on the PATH: scripts/setup.sh installs Debian\'s kubernetes-client');
+  }
+  const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseObjects(out, `kustomize ${path.relative(path.dirname(base), dir)}`);
+}
+
+function key(o) {
+  return `${o.kind} ${o.metadata.namespace || ''}/${o.metadata.name}`;
+}
+
+function byKey(objects) {
+  return Object.fromEntries(objects.map((o) => [key(o), o]));
+}
+
+function daemonSet(objects) {
+  return objects.find((o) => o.kind === 'DaemonSet').spec.template.spec;
+}
+
+// Every string of an object that names the default kubelet root as a path
+// or a flag's value.
+function defaultKubeletPaths(value) {
+  if (typeof value === 'string') return /(^|=)\/var\/lib\/kubelet(\/|$)/.test(value) ? [value] : [];
+  if (value && typeof value === 'object') return Object.values(value).flatMap(defaultKubeletPaths);
+  return [];
+}
+
+test('the base renders every file beside its kustomization.yaml, as written', () => {
+  const rendered = render(base);
+  assert.deepStrictEqual(byKey(rendered), byKey(files.filter((o) => !o.file.startsWith('example/'))));
+});
+
+test('the kubelet-root overlay moves every kubelet path, and the render passes the schema and rules', () => {
+  const rendered = render(path.join(overlays, 'kubelet-root'));
+  const objects = [...rendered, ...examples];
+  assert.deepStrictEqual(schemaProblems(objects), []);
+  assert.deepStrictEqual(checkAll(objects, options), []);
+  const root = daemonSet(rendered).containers[0].args.find((a) => a.startsWith('--kubelet-root='));
+  assert.notStrictEqual(root, '--kubelet-root=/var/lib/kubelet');
+  assert.deepStrictEqual(defaultKubeletPaths(rendered), []);
+
+  // One place left at the default is what the rules are there for.
+  const copy = structuredClone(objects);
+  daemonSet(copy).volumes.find((v) => v.name === 'registration-dir').hostPath.path = '/var/lib/kubelet/plugins_registry';
+  assert.ok(checkAll(copy, options).some((p) => /registrar: \/registration must be .*plugins_registry/.test(p)));
+});
+
+test('the image overlay runs both pods from its registry, pulled when missing, and passes the schema and rules', () => {
+  const kustomization = yaml.load(fs.readFileSync(path.join(overlays, 'image/kustomization.yaml'), 'utf8'));
+  const repository = kustomization.images.find((i) => i.name === 'localhost/nbdkeeperd').newName;
+  const rendered = render(path.join(overlays, 'image'));
+  const objects = [...rendered, ...examples];
+  assert.deepStrictEqual(schemaProblems(objects), []);
+  assert.deepStrictEqual(checkAll(objects, { ...options, imageRepository: repository }), []);
+  // The same objects as the files otherwise: only the image and its policy.
+  const strip = (objs) => byKey(structuredClone(objs).map((o) => {
+    for (const c of ((o.spec && o.spec.template && o.spec.template.spec.containers) || [])) {
+      if (c.name === 'nbdkeeperd') { delete c.image; delete c.imagePullPolicy; }
+    }
+    return o;
+  }));
+  assert.deepStrictEqual(strip(rendered), strip(files.filter((o) => !o.file.startsWith('example/'))));
+  assert.ok(checkAll(objects, options).some((p) => p.includes(`image ${repository}:`)),
+    'checkImages takes the overlay\'s repository for the base\'s');
+});
