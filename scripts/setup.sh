@@ -14,6 +14,7 @@ build_packages=(
   libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev
+  libssl-dev libcryptsetup-dev  # encryption/: scrypt and AES-GCM, LUKS2 through libcryptsetup
 )
 # The host's own checks.
 check_packages=(
@@ -30,6 +31,7 @@ vm_guest_packages=(
   e2fsprogs xfsprogs fio util-linux iproute2 procps curl
   python3-yaml  # test/container reads the DaemonSet's manifest
   iptables      # test/chaos/fault_suite cuts the node off from Ceph
+  cryptsetup-bin  # the cryptsetup CLI: encrypted volumes made and opened as ceph-csi does (issue 28)
 )
 # scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
 # the archive keys), podman makes and runs the image; runc runs it where
