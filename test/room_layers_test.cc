@@ -25,6 +25,7 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"ceph", {"base"}},
       {"netlink", {"base"}},
       {"journal", {"base", "ceph"}},
+      {"encryption", {"base"}},
       {"supervisor", {"base", "ceph", "netlink", "journal"}},
       {"csi", {"base", "ceph", "netlink", "journal", "supervisor"}},
       {"csi/controller", {"base", "ceph", "journal", "csi"}},

@@ -1,0 +1,58 @@
+#include "encryption/volume_passphrase.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "encryption/base64.h"
+
+namespace nbdk {
+
+SecretBytes SecretBytes::CopyOf(std::string_view bytes) {
+  SecretBytes secret = Zeroed(bytes.size());
+  if (!bytes.empty()) std::memcpy(secret.data(), bytes.data(), bytes.size());
+  return secret;
+}
+
+SecretBytes SecretBytes::Zeroed(size_t size) {
+  SecretBytes secret;
+  secret.bytes_ = std::make_unique<char[]>(size);  // value-initialised: zeros
+  secret.size_ = size;
+  return secret;
+}
+
+SecretBytes::~SecretBytes() { Wipe(); }
+
+SecretBytes::SecretBytes(SecretBytes&& other) noexcept
+    : bytes_(std::move(other.bytes_)), size_(std::exchange(other.size_, 0)) {}
+
+SecretBytes& SecretBytes::operator=(SecretBytes&& other) noexcept {
+  if (this != &other) {
+    Wipe();
+    bytes_ = std::move(other.bytes_);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void SecretBytes::Wipe() {
+  if (bytes_) OPENSSL_cleanse(bytes_.get(), size_);
+  bytes_.reset();
+  size_ = 0;
+}
+
+Result<SecretBytes> GenerateVolumePassphrase() {
+  static_assert(Base64EncodedLength(kVolumePassphraseRandomBytes) == kVolumePassphraseLength);
+  std::array<uint8_t, kVolumePassphraseRandomBytes> random;
+  bool drawn = RAND_bytes(random.data(), static_cast<int>(random.size())) == 1;
+  SecretBytes passphrase = SecretBytes::Zeroed(kVolumePassphraseLength);
+  if (drawn) EncodeBase64To(random, Base64Alphabet::kUrl, passphrase.data());
+  OPENSSL_cleanse(random.data(), random.size());
+  if (!drawn) return Status::Internal("RAND_bytes failed: no random bytes for a volume passphrase");
+  return passphrase;
+}
+
+}  // namespace nbdk
