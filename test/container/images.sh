@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
 # Prepares the container VM test on the host (CTest fixture container_images,
-# after image_build made localhost/nbdkeeperd:<version>):
-#   images.sh NBDKEEPERD UPGRADE_IMAGE STORAGE_CONF PLATFORM
+# after image_build made IMAGE):
+#   images.sh NBDKEEPERD IMAGE UPGRADE_IMAGE STORAGE_CONF PLATFORM
 # - UPGRADE_IMAGE: the same daemon under a new tag, for the upgrade scenario
 #   (scripts/image.sh --tag), on PLATFORM's userland (--platform);
-# - STORAGE_CONF: podman's storage.conf for the VM. The VM sees the host's
-#   / read-only under an overlay, so the host's image store is there, but
-#   podman cannot keep its own store on that overlay (overlayfs cannot be an
+# - STORAGE_CONF: podman's storage.conf for the VM. Podman cannot keep its
+#   own store on the VM's shared, overlaid root (overlayfs cannot be an
 #   upper layer) and `podman load` of the 206 MB image takes ~160 s under
 #   TCG: the VM's store lives on its /run (tmpfs) and reads the images from
-#   the host's store as an additional, read-only image store.
+#   a host store as an additional, read-only image store. A VM that boots
+#   the host's root sees the host's own store; one that boots a platform's
+#   root (test/vm/lib.sh's NBDK_VM_ROOT) sees only the shared directory
+#   around the repository, so the two images are copied to a store beside
+#   STORAGE_CONF (~6 s).
 set -euo pipefail
-binary=$1 upgrade=$2 conf=$3 platform=$4
+binary=$1 image=$2 upgrade=$3 conf=$4 platform=$5
 root=$(cd "$(dirname "$0")/../.." && pwd)
-
 [[ $upgrade == */*:* ]] || { echo "images.sh: $upgrade: want localhost/NAME:TAG" >&2; exit 2; }
 "$root/scripts/image.sh" --platform "$platform" --binary "$binary" --tag "${upgrade##*:}"
-read -r driver graphroot < <(podman info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}')
+read -r driver store < <(podman info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}')
 # The VM's podman runs as root with the overlay driver: an additional image
 # store must be of the same driver.
 if [[ $driver != overlay ]]; then
-  echo "images.sh: the host's podman store ($graphroot) uses $driver; the VM test needs overlay" >&2
+  echo "images.sh: the host's podman store ($store) uses $driver; the VM test needs overlay" >&2
   exit 1
+fi
+source "$root/test/vm/lib.sh"
+vm_platform "$platform"
+if [[ -n ${NBDK_VM_ROOT:-} ]]; then
+  store=$(dirname "$conf")/image-store
+  archive=$(dirname "$conf")/images.tar
+  rm -rf "$store" "$store.run" "$archive"
+  podman save --multi-image-archive -o "$archive" "$image" "$upgrade" >/dev/null
+  podman --root "$store" --runroot "$store.run" --storage-driver overlay load -i "$archive" >/dev/null
+  rm -f "$archive"
 fi
 cat >"$conf.tmp" <<CONF
 # Written by test/container/images.sh for podman in the test VM.
@@ -29,9 +41,8 @@ cat >"$conf.tmp" <<CONF
 driver = "overlay"
 graphroot = "/run/nbdk-podman/storage"
 runroot = "/run/nbdk-podman/run"
-
 [storage.options]
-additionalimagestores = [ "$graphroot" ]
+additionalimagestores = [ "$store" ]
 CONF
 mv "$conf.tmp" "$conf"
-echo "images.sh: the VM's podman reads images from $graphroot (storage.conf: $conf)"
+echo "images.sh: the VM's podman reads images from $store (storage.conf: $conf)"
