@@ -23,10 +23,14 @@ fi
 ctest --test-dir "$build" --output-on-failure -LE 'vm|fuzz' -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure -L fuzz --verbose  # the table of runs and exec/s
 # Debian 13's root and the build of what its tests run go on meanwhile, at
-# the lowest priority: the VM tests mostly wait (on Ceph, the kernel's
-# timers, heals), which leaves the cores idle for ~6 min of compiling.
+# the lowest priority: the VM tests often wait (on Ceph, the kernel's
+# timers, heals), and the build takes the idle cores. With autogroup
+# scheduling the kernel weighs sessions, not processes, against each other
+# (and qemu daemonizes into a session of its own): the build runs in a
+# session whose group is niced too.
 platform_log=$build/platform-build-debian13.log
-NBDK_PLATFORM_TARGET=platform_tests nice -n 19 "$root/scripts/platform-build.sh" debian13 >"$platform_log" 2>&1 &
+setsid -w bash -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' platform-build \
+  env NBDK_PLATFORM_TARGET=platform_tests "$root/scripts/platform-build.sh" debian13 >"$platform_log" 2>&1 &
 platform_build=$!
 failed=0
 ctest --test-dir "$build" --output-on-failure -L vm || failed=1
