@@ -30,10 +30,12 @@ vm_platform "$platform"
 if [[ -n ${NBDK_VM_ROOT:-} ]]; then
   store=$(dirname "$conf")/image-store
   archive=$(dirname "$conf")/images.tar
-  rm -rf "$store" "$store.run" "$archive"
+  # Podman refuses a runroot path over 50 characters: a short one, for the load only.
+  runroot=$(mktemp -d /tmp/nbdk-podman-run.XXXXXX)
+  trap 'rm -rf "$runroot" "$archive"' EXIT
+  rm -rf "$store" "$archive"
   podman save --multi-image-archive -o "$archive" "$image" "$upgrade" >/dev/null
-  podman --root "$store" --runroot "$store.run" --storage-driver overlay load -i "$archive" >/dev/null
-  rm -f "$archive"
+  podman --root "$store" --runroot "$runroot" --storage-driver overlay load -i "$archive" >/dev/null
 fi
 cat >"$conf.tmp" <<CONF
 # Written by test/container/images.sh for podman in the test VM.
