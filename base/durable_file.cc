@@ -18,18 +18,6 @@ std::string DirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno(errno, "write " + path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
 // Writes `data` to a fresh `tmp` and syncs it.
 Status WriteSynced(const std::string& tmp, std::string_view data, mode_t mode) {
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove stale " + tmp);
@@ -44,6 +32,18 @@ Status WriteSynced(const std::string& tmp, std::string_view data, mode_t mode) {
 }
 
 }  // namespace
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(errno, "write " + path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
 
 Status FsyncDirectory(const std::string& dir) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -17,6 +17,10 @@
 
 namespace nbdk {
 
+// Writes all of `data` at `fd`'s offset, retrying short writes and EINTR;
+// `path` names the file in the error ("write <path>: ...").
+Status WriteAll(int fd, std::string_view data, const std::string& path);
+
 // Errors name the step and the file ("create <path>.tmp: ...", "fsync
 // directory <dir>: ..."); a failed write leaves <path> as it was and no
 // <path>.tmp.

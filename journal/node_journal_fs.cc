@@ -5,21 +5,15 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/durable_file.h"
+
 namespace nbdk {
 namespace {
 
 class PosixFs final : public JournalFs {
  public:
   Status WriteAll(int fd, std::string_view data, const std::string& path) override {
-    while (!data.empty()) {
-      ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::FromErrno(errno, "write " + path);
-      }
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return Status::Ok();
+    return nbdk::WriteAll(fd, data, path);
   }
 
   Status Fsync(int fd, const std::string& path) override {
