@@ -103,7 +103,7 @@ TEST(VolumeClaim, AFreeNameIsReservedForItsImage) {
   auto claim = pool.Claim(Params("pvc-a", "db"));
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
   EXPECT_TRUE(claim->fresh);
-  EXPECT_EQ(claim->reservation, (VolumeReservation{kUuid1, "db", ""}));
+  EXPECT_EQ(claim->reservation, (VolumeReservation{kUuid1, "db", "", {}}));
   EXPECT_EQ(pool.store.objects[VolumeObject(kUuid1)]["csi.imagename"], "db");
 
   // csi-vol-<uuid>: the uuid is new, no image is looked for.
