@@ -26,7 +26,7 @@ std::string Get(const Params& params, const char* key) {
 Result<ControllerSecrets> ParseControllerSecrets(const Params& secrets) {
   auto secret = ParseCephxSecret(secrets);
   if (!secret.ok()) return secret.status();
-  return ControllerSecrets{std::move(secret->user_id), std::move(secret->user_key)};
+  return ControllerSecrets{std::move(secret->user_id), std::move(secret->user_key), ReadEncryptionPassphrase(secrets)};
 }
 
 Status CheckRequestName(const char* field, const std::string& name) {

@@ -4,8 +4,8 @@
 //
 // Errors are InvalidArgument naming the field ("parameters.pool: missing").
 // Secrets: userID and userKey (ceph-csi's provisioner secret) are required,
-// by the rules of ceph/cephx_credentials.h; the key never appears in a
-// message.
+// by the rules of ceph/cephx_credentials.h; encryptionPassphrase is read
+// when given. Neither secret ever appears in a message.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include "csi/controller/volume_parameters.h"
 #include "csi/volume_capability.h"
 #include "base/status.h"
+#include "encryption/volume_passphrase.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -29,6 +30,9 @@ inline constexpr int64_t kMiB = int64_t{1} << 20;
 struct ControllerSecrets {
   std::string user_id;   // cephx user, without "client."
   std::string user_key;  // SECRET: only into a key file; never log or print it
+  // SECRET: only into the key wrap (encryption/key_wrap.h); empty when not
+  // given. Wiped when the request's work is done.
+  SecretBytes encryption_passphrase;
 };
 
 // CreateVolume. Every parameter is honoured or refused by name
@@ -128,7 +132,8 @@ struct ValidateParams {
 Result<ValidateParams> ParseValidateRequest(const csi::v1::ValidateVolumeCapabilitiesRequest& request);
 
 // The request's secrets: userID and userKey, both required
-// (ceph/cephx_credentials.h); the key without surrounding whitespace.
+// (ceph/cephx_credentials.h), the key without surrounding whitespace; and
+// encryptionPassphrase, byte for byte, when given.
 Result<ControllerSecrets> ParseControllerSecrets(const google::protobuf::Map<std::string, std::string>& secrets);
 
 // A CO request name (CreateVolume, CreateSnapshot): non-empty, at most 253

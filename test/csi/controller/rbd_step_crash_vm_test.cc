@@ -119,7 +119,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
     ASSERT_TRUE(WriteImage(*io_, source_image_, 0, data_));
     ASSERT_TRUE(WriteImage(*io_, source_image_, kDataOffset, data_));
 
-    auto snapshot = CreateSnapshotBlocking(cluster_, {prefix_ + "base-snap", source_}, "");
+    auto snapshot = CreateSnapshotBlocking(cluster_, {prefix_ + "base-snap", Ref(source_.volume_id)}, "");
     ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
     snapshot_ = Ref(snapshot->snapshot_id);
     // The base snapshot's temporary snapshot, in the trash namespace.
@@ -247,7 +247,7 @@ class RbdStepCrashVmTest : public ::testing::Test {
     SCOPED_TRACE(crash.trace);
     *steps = crash.steps;
     const std::string image = crash.reservation.image_name;
-    auto made = CreateSnapshotBlocking(cluster_, {prefix_ + name, source_}, "");
+    auto made = CreateSnapshotBlocking(cluster_, {prefix_ + name, Ref(source_.volume_id)}, "");
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     EXPECT_EQ(made->snapshot_id, crash.id);
     EXPECT_EQ(made->size_bytes, kSourceBytes);
