@@ -30,8 +30,8 @@ inline constexpr int64_t kMiB = int64_t{1} << 20;
 struct ControllerSecrets {
   std::string user_id;   // cephx user, without "client."
   std::string user_key;  // SECRET: only into a key file; never log or print it
-  // SECRET: only into the key wrap (encryption/key_wrap.h); empty when not
-  // given. Wiped when the request's work is done.
+  // SECRET: only into the key wrap (csi/controller/volume_encryption.h);
+  // empty when not given. Wiped when the request's work is done.
   SecretBytes encryption_passphrase;
 };
 
@@ -96,6 +96,7 @@ struct CreateVolumeParams {
   std::string image_name;            // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
   std::string name_prefix;           // volumeNamePrefix; "": csi-vol-
   std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
+  std::optional<std::string> encryption_kms_id;  // nullopt: not encrypted; "default": the built-in KMS
   ContentSource source;
   ControllerSecrets secrets;
 };

@@ -34,6 +34,10 @@ inline constexpr char kPvcNameKey[] = "csi.storage.k8s.io/pvc/name";
 inline constexpr char kPvcNamespaceKey[] = "csi.storage.k8s.io/pvc/namespace";
 inline constexpr char kPvNameKey[] = "csi.storage.k8s.io/pv/name";
 
+// ceph-csi's encryptionType of LUKS (the only one nbdkeeper serves), as the
+// journal records it.
+inline constexpr char kBlockEncryptionType[] = "block";
+
 // OK when every parameter is one nbdkeeper honours or of the
 // csi.storage.k8s.io/ family. Otherwise InvalidArgument naming the first
 // other one: "parameters.<name>: not a parameter nbdkeeper knows", or, for a
