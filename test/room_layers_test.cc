@@ -30,7 +30,8 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"csi", {"base", "ceph", "netlink", "journal", "encryption", "supervisor"}},
       {"csi/controller", {"base", "ceph", "journal", "encryption", "csi"}},
       {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
-      {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/controller", "csi/heal"}},
+      {"daemon",
+       {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/controller", "csi/heal"}},
       {"daemon/ctl", {"base", "ceph", "journal", "csi", "daemon"}},
   };
   return layers;
