@@ -8,9 +8,10 @@
 //
 // Every step is idempotent: run again after any prefix of its list (or the
 // whole list) ran, it finds what was done and does only the rest. Except
-// an empty volume's one step, its rbd_create, which fails on an existing
+// an empty volume's first step, its rbd_create, which fails on an existing
 // image (AlreadyExists): CreateVolume runs it only when the reserved image
-// is missing, so an image it finds is another's (csi/controller/volume_claim.h).
+// is missing, so an image it finds is another's (csi/controller/volume_claim.h);
+// on a made image it runs the rest, the encryption steps, alone.
 #pragma once
 
 #include <cstddef>
