@@ -5,7 +5,10 @@
 //   journal pool: csi.volumes.<instance>   csi.volume.<request name> -> <uuid>
 //                                          (or <16-hex image pool id>/<uuid>)
 //   image pool:   csi.volume.<uuid>        csi.volname, csi.imagename,
-//                                          csi.journalpool (when it differs)
+//                                          csi.journalpool (when it differs),
+//                                          csi.volume.encryptKMS and
+//                                          csi.volume.encryptionType (when
+//                                          encrypted)
 //
 // Snapshots, the same shape under other names (JournalNames):
 //
@@ -13,7 +16,9 @@
 //   image pool:   csi.snap.<uuid>          csi.snapname, csi.imagename
 //                                          (csi-snap-<uuid>), csi.source (the
 //                                          source volume's RBD image name),
-//                                          csi.journalpool (when it differs)
+//                                          csi.journalpool (when it differs),
+//                                          the two encryption keys (the
+//                                          source volume's, when encrypted)
 //
 // The per-volume object lives in the image pool, as ceph-csi writes it, so
 // that an image's attributes are found from the volume ID alone.
@@ -33,6 +38,11 @@ inline constexpr char kImageNameKey[] = "csi.imagename";
 inline constexpr char kJournalPoolKey[] = "csi.journalpool";
 inline constexpr char kSnapNameKey[] = "csi.snapname";
 inline constexpr char kSourceKey[] = "csi.source";
+// The KMS ID of an encrypted volume or snapshot and its type ("block"), in
+// both journals under these names (ceph-csi's voljournal.go:182-183,
+// :202-203).
+inline constexpr char kEncryptKmsKey[] = "csi.volume.encryptKMS";
+inline constexpr char kEncryptionTypeKey[] = "csi.volume.encryptionType";
 inline constexpr char kDefaultJournalInstance[] = "default";
 
 // What differs between the volume and the snapshot journal.

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 
 namespace nbdk {
@@ -67,6 +68,26 @@ Status SetImageMetadata(IoCtx& io, const std::string& image, const std::map<std:
     if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "set metadata of", image) + ": key " + key);
   }
   return Status::Ok();
+}
+
+Result<std::optional<std::string>> GetImageMetadata(IoCtx& io, const std::string& image, const std::string& key) {
+  auto opened = OpenImage(io, image, true, "read metadata of");
+  if (!opened.ok()) return opened.status();
+  std::string value(64, '\0');
+  for (;;) {
+    size_t size = value.size();
+    int rc = io.cluster().NoteResult(rbd_metadata_get(opened->get(), key.c_str(), value.data(), &size));
+    if (rc == -ENOENT) return std::optional<std::string>();
+    // librbd says how large the value (with its NUL) is.
+    if (rc == -ERANGE && size > value.size()) {
+      value.resize(size);
+      continue;
+    }
+    if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "read metadata of", image) + ": key " + key);
+    // A success need not update `size`; the value ends at its NUL.
+    value.resize(::strnlen(value.data(), value.size()));
+    return std::optional<std::string>(std::move(value));
+  }
 }
 
 Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image) {

@@ -56,6 +56,10 @@ Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, con
 // overwritten when present. NotFound when there is no such image.
 Status SetImageMetadata(IoCtx& io, const std::string& image, const std::map<std::string, std::string>& metadata);
 
+// rbd_metadata_get of `key`: the value, or nullopt when the image has no
+// such key. NotFound when there is no such image.
+Result<std::optional<std::string>> GetImageMetadata(IoCtx& io, const std::string& image, const std::string& key);
+
 // The image's size; nullopt when there is no such image.
 Result<std::optional<uint64_t>> ImageSize(IoCtx& io, const std::string& image);
 

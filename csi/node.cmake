@@ -10,4 +10,5 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_ceph_names nbdk_csi_messages nbdk_supervisor nbdk_volume_id)
+target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_ceph_names nbdk_csi_messages nbdk_supervisor nbdk_volume_id
+  nbdk_volume_key)

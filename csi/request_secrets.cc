@@ -16,4 +16,9 @@ Result<CephxSecret> ParseCephxSecret(const google::protobuf::Map<std::string, st
   return out;
 }
 
+SecretBytes ReadEncryptionPassphrase(const google::protobuf::Map<std::string, std::string>& secrets) {
+  auto it = secrets.find("encryptionPassphrase");
+  return it == secrets.end() ? SecretBytes() : SecretBytes::CopyOf(it->second);
+}
+
 }  // namespace nbdk

@@ -1,6 +1,7 @@
-// The cephx secret both CSI services take from a request's `secrets`
-// (userID, userKey), by the rules of ceph/cephx_credentials.h: the one
-// reader of those two keys. Messages name the key, never a value.
+// The secrets both CSI services take from a request's `secrets`: the cephx
+// user (userID, userKey), by the rules of ceph/cephx_credentials.h, and the
+// encryptionPassphrase of an encrypted volume. The one reader of those
+// keys. Messages name the key, never a value.
 #pragma once
 
 #include <google/protobuf/map.h>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "encryption/volume_passphrase.h"
 
 namespace nbdk {
 
@@ -19,5 +21,12 @@ struct CephxSecret {
 // InvalidArgument "secrets: userID: ..." or "secrets: userKey: ..." when a
 // key is missing or breaks its rule; the key without surrounding whitespace.
 Result<CephxSecret> ParseCephxSecret(const google::protobuf::Map<std::string, std::string>& secrets);
+
+// The secret ceph-csi's default and metadata KMSs read
+// (internal/kms/secretskms.go:37): the LUKS passphrase itself (default), or
+// what the volume's passphrase is wrapped under (metadata). Every byte
+// counts, whitespace included. Empty when the key is absent or empty: the
+// caller that needs it says so. The request's own copy is the caller's.
+SecretBytes ReadEncryptionPassphrase(const google::protobuf::Map<std::string, std::string>& secrets);
 
 }  // namespace nbdk

@@ -129,6 +129,8 @@ const std::vector<Setting>& Settings() {
        }},
       {"ceph_csi_config", false, "ceph-csi cluster config.json",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_csi_config, v); }},
+      {"kms_config", false, "ceph-csi KMS config.json for encrypted volumes",
+       [](Config* c, std::string_view v) { return SetNonEmpty(&c->kms_config, v); }},
       {"ceph_conf", false, "ceph.conf for librados and rbd-nbd (default: their own search)",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_conf, v); }},
       {"key_dir", false, "directory (tmpfs) for per-volume 0600 cephx key files",

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "encryption/kms_config.h"
 
 namespace nbdk {
 
@@ -38,6 +39,9 @@ struct Config {
   HostPort health{"127.0.0.1", 9810};  // derived from health_listen; port 0 disables
   LogLevel log_level = LogLevel::kInfo;
   std::string ceph_csi_config = "/etc/ceph-csi-config/config.json";
+  // ceph-csi's KMS config for encrypted volumes (encryption/kms_config.h):
+  // read per request, only for a KMS ID other than "default".
+  std::string kms_config = std::string(kKmsConfigPath);
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
   std::string key_dir = "/run/nbdkeeper/keys";
   // Request paths are confined beneath these and <state_dir>/staging

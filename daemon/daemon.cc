@@ -172,8 +172,9 @@ class Daemon {
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, supervisor_, rados_, *volumes_, host_, options});
     server_journal_ = std::make_unique<ServerJournal>(*node_);
     node_service_ = std::make_unique<NodeService>(env_, *node_);
-    controller_service_ = std::make_unique<ControllerService>(env_, controller_rados_,
-                                                              ControllerOptions{options.key_dir, options.resolve, config_.set_metadata});
+    controller_service_ = std::make_unique<ControllerService>(
+        env_, controller_rados_,
+        ControllerOptions{options.key_dir, options.resolve, config_.set_metadata, config_.kms_config});
     return Status::Ok();
   }
 

@@ -27,10 +27,11 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"journal", {"base", "ceph"}},
       {"encryption", {"base"}},
       {"supervisor", {"base", "ceph", "netlink", "journal"}},
-      {"csi", {"base", "ceph", "netlink", "journal", "supervisor"}},
-      {"csi/controller", {"base", "ceph", "journal", "csi"}},
+      {"csi", {"base", "ceph", "netlink", "journal", "encryption", "supervisor"}},
+      {"csi/controller", {"base", "ceph", "journal", "encryption", "csi"}},
       {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
-      {"daemon", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/controller", "csi/heal"}},
+      {"daemon",
+       {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/controller", "csi/heal"}},
       {"daemon/ctl", {"base", "ceph", "journal", "csi", "daemon"}},
   };
   return layers;

@@ -27,6 +27,7 @@ Result<ResolvedSource> ResolveSnapshot(const std::shared_ptr<RadosCluster>& clus
   ResolvedSource out;
   out.kind = source.kind;
   out.image = found->attributes->image_name;
+  out.encryption = found->attributes->encryption;
   out.io.emplace(std::move(*found->image_pool));
   // A snapshot whose CreateSnapshot never finished has no RBD snapshot yet.
   auto ready = SnapshotExists(*out.io, out.image, out.image);
@@ -46,6 +47,7 @@ Result<ResolvedSource> ResolveVolume(const std::shared_ptr<RadosCluster>& cluste
   ResolvedSource out;
   out.kind = source.kind;
   out.image = found->attributes->image_name;
+  out.encryption = found->attributes->encryption;
   out.io.emplace(std::move(*found->image_pool));
   return out;
 }
@@ -112,7 +114,7 @@ RbdStep FlattenStep(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, con
 
 std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
                                       const std::string& image, const CreateVolumeParams& params,
-                                      ResolvedSource& source) {
+                                      ResolvedSource& source, const std::vector<RbdStep>& encryption) {
   const uint64_t size = static_cast<uint64_t>(params.size_bytes);
   // A clone needs layering whatever the StorageClass lists.
   const uint64_t features = params.image_options.features | RBD_FEATURE_LAYERING;
@@ -126,6 +128,7 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
       steps.push_back({"create " + image, [=, creating = params.image_options] {
                          return CreateImage(*to, image, size, creating);
                        }});
+      steps.insert(steps.end(), encryption.begin(), encryption.end());
       return steps;
     case ContentSource::Kind::kSnapshot:
       // Restoring adds one level: flatten the snapshot image first when
@@ -143,14 +146,11 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
       break;
     }
   }
+  // ceph-csi copies the encryption before it grows the image.
+  steps.insert(steps.end(), encryption.begin(), encryption.end());
   steps.push_back({"grow " + image + " to " + std::to_string(size) + " bytes",
                    [=] { return GrowImage(*to, image, size); }});
   return steps;
-}
-
-Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                       const CreateVolumeParams& params, ResolvedSource& source) {
-  return RunRbdSteps(VolumeImageSteps(cluster, io, image, params, source));
 }
 
 Status DiscardVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,

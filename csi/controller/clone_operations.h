@@ -11,8 +11,10 @@
 //    clone <image> -> remove <image>-temp@<image>. The temporary clone
 //    stays as the new image's parent; DeleteVolume removes it.
 //
-// Then the image grows to the requested size (larger than the source is
-// allowed; smaller is OUT_OF_RANGE, found before anything is reserved).
+// An encrypted volume's steps (csi/controller/volume_encryption.h) come
+// after the image is made or cloned. Then the image grows to the requested
+// size (larger than the source is allowed; smaller is OUT_OF_RANGE, found
+// before anything is reserved).
 // Every step of a restore or clone (VolumeImageSteps) is idempotent, so a
 // CreateVolume retried after a crash rolls the creation forward; an empty
 // volume's rbd_create is exclusive (csi/controller/rbd_steps.h).
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "csi/controller/controller_request.h"
+#include "csi/controller/omap_volume_journal.h"
 #include "csi/controller/rbd_steps.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
@@ -41,6 +44,7 @@ struct ResolvedSource {
   std::optional<IoCtx> io;  // the source image's pool
   std::string image;        // csi-snap-<uuid>, or the source volume's image
   uint64_t size_bytes = 0;
+  JournalEncryption encryption;  // as the source's journal records it
 };
 
 // NotFound when the snapshot or volume does not exist (or a snapshot is
@@ -50,17 +54,14 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
                                             const std::string& rados_namespace);
 
 // The RBD steps that make `image` in `io` from `source`, `size_bytes`
-// large (csi/controller/rbd_steps.h): kNone, one (a new empty image); a snapshot,
-// flatten if deep, clone, grow; a volume, flatten if deep, twice the three
-// of AppendCloneThroughTemporarySnapshot, grow. `io` and `source.io` must
-// outlive the steps.
+// large (csi/controller/rbd_steps.h): kNone, create (a new empty image),
+// then `encryption`; a snapshot, flatten if deep, clone, `encryption`,
+// grow; a volume, flatten if deep, twice the three of
+// AppendCloneThroughTemporarySnapshot, `encryption`, grow. `io` and
+// `source.io` must outlive the steps.
 std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
                                       const std::string& image, const CreateVolumeParams& params,
-                                      ResolvedSource& source);
-
-// Makes (or finishes making) `image`: runs VolumeImageSteps.
-Status MakeVolumeImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
-                       const CreateVolumeParams& params, ResolvedSource& source);
+                                      ResolvedSource& source, const std::vector<RbdStep>& encryption);
 
 // ceph-csi's "snapshot parent@snap, clone it into `child`, remove
 // parent@snap" (it stays in librbd's trash namespace while `child` needs

@@ -4,8 +4,10 @@
 
 #include "csi/controller/clone_operations.h"
 #include "csi/controller/volume_claim.h"
+#include "csi/controller/volume_encryption.h"
 #include "csi/controller/volume_lookup.h"
 #include "base/quote_field.h"
+#include "ceph/image_metadata.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_image.h"
@@ -13,8 +15,22 @@
 
 namespace nbdk {
 
+std::vector<RbdStep> VolumeEncryptionSteps(IoCtx& io, const std::string& image, const std::string& volume_id,
+                                           const CreateVolumeParams& params, ResolvedSource& source,
+                                           const VolumeEncryptionPlan& plan) {
+  if (!plan.volume) return {};
+  const SecretBytes& secret = params.secrets.encryption_passphrase;
+  EncryptedImage target{std::make_shared<RbdImageMetadata>(io), image, volume_id, plan.volume->type};
+  if (!plan.source) return PrepareEncryptionSteps(target, secret);
+  EncryptedImage from{std::make_shared<RbdImageMetadata>(*source.io), source.image, params.source.id,
+                      plan.source->type};
+  return CopyEncryptionSteps(from, target, secret);
+}
+
 Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,
-                                           const CreateVolumeParams& params, const std::string& ns) {
+                                           const CreateVolumeParams& params, const std::string& ns,
+                                           const std::optional<KmsSettings>& volume_kms,
+                                           const KmsResolver& resolve_kms) {
   auto pool_id = cluster->PoolId(params.pool);
   if (!pool_id.ok()) return pool_id.status().WithContext("parameters.pool");
   // librbd would say only "no such file" of a missing data pool.
@@ -38,9 +54,12 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   RadosOmapStore directory(journal_io ? *journal_io : *image_io);
   VolumeJournal journal(directory, volumes, {*pool_id, journal_pool_id}, kDefaultJournalInstance, RandomUuid);
 
-  // The source is found first: an unknown one reserves nothing.
+  // The source and the encryption are checked first: an unknown source, or
+  // one encrypted otherwise than asked, reserves nothing.
   auto source = ResolveContentSource(cluster, params.source, params.size_bytes, ns);
   if (!source.ok()) return source.status();
+  auto encryption = PlanVolumeEncryption(params, volume_kms, source->encryption, resolve_kms);
+  if (!encryption.ok()) return encryption.status();
   auto claim = ClaimVolumeName(journal, params, [&image_io](const std::string& image) -> Result<bool> {
     auto size = ImageSize(*image_io, image);
     if (!size.ok()) return size.status();
@@ -48,6 +67,11 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   });
   if (!claim.ok()) return claim.status();
   const VolumeReservation& reservation = claim->reservation;
+  const std::string volume_id = EncodeVolumeId({1, params.cluster_id, *pool_id, reservation.uuid});
+  const std::vector<RbdStep> encryption_steps =
+      VolumeEncryptionSteps(*image_io, reservation.image_name, volume_id, params, *source, *encryption);
+  const std::vector<RbdStep> steps =
+      VolumeImageSteps(cluster, *image_io, reservation.image_name, params, *source, encryption_steps);
   if (!claim->fresh) {
     auto size = ImageSize(*image_io, reservation.image_name);
     if (!size.ok()) return size.status();
@@ -59,17 +83,20 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
                                    " requested");
     }
     // A reservation whose image a crash kept from being made (or finished)
-    // gets it now: every step of MakeVolumeImage carries on from where it
-    // stopped.
+    // gets it now: every step carries on from where it stopped. A made
+    // image's encryption may be what a crash kept from being finished.
     if (!*size || growing || source->kind == ContentSource::Kind::kVolume) {
-      NBDK_RETURN_IF_ERROR(MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source));
+      NBDK_RETURN_IF_ERROR(RunRbdSteps(steps));
+    } else {
+      NBDK_RETURN_IF_ERROR(RunRbdSteps(encryption_steps));
     }
   } else {
-    Status made = MakeVolumeImage(cluster, *image_io, reservation.image_name, params, *source);
+    size_t ran = 0;
+    Status made = RunRbdSteps(steps, &ran);
     if (!made.ok()) {
-      // An empty volume's one step is its exclusive rbd_create: when that
+      // An empty volume's first step is its exclusive rbd_create: when that
       // fails this call made nothing, and an image of the name is another's.
-      bool made_nothing = source->kind == ContentSource::Kind::kNone;
+      bool made_nothing = source->kind == ContentSource::Kind::kNone && ran == 0;
       bool cloned_volume = source->kind == ContentSource::Kind::kVolume;
       if (made_nothing ||
           DiscardVolumeImage(cluster, *image_io, reservation.image_name, cloned_volume, &*source).ok()) {
@@ -82,7 +109,7 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   // being written.
   NBDK_RETURN_IF_ERROR(SetImageMetadata(*image_io, reservation.image_name, params.metadata));
   CreatedVolume out;
-  out.volume_id = EncodeVolumeId({1, params.cluster_id, *pool_id, reservation.uuid});
+  out.volume_id = volume_id;
   out.size_bytes = params.size_bytes;
   out.context = VolumeContextFor(params, reservation.image_name);
   if (params.rados_namespace.empty() && !ns.empty()) out.context["radosNamespace"] = ns;
@@ -141,8 +168,8 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   return journal.Undo(found->attributes->request_name, uuid);
 }
 
-Result<int64_t> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
-                                     int64_t size_bytes, const std::string& ns) {
+Result<ExpandedVolume> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
+                                            int64_t size_bytes, const std::string& ns) {
   auto found = FindVolume(cluster, volume, ns);
   if (!found.ok()) return found.status();
   if (!found->attributes) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": not found");
@@ -151,7 +178,7 @@ Result<int64_t> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluste
   auto size = ImageSize(io, found->attributes->image_name);
   if (!size.ok()) return size.status();
   if (!*size) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": image is gone");
-  return static_cast<int64_t>(**size);
+  return ExpandedVolume{static_cast<int64_t>(**size), IsBlockEncrypted(found->attributes->encryption)};
 }
 
 Status CheckVolumeExistsBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,

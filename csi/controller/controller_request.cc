@@ -26,7 +26,7 @@ std::string Get(const Params& params, const char* key) {
 Result<ControllerSecrets> ParseControllerSecrets(const Params& secrets) {
   auto secret = ParseCephxSecret(secrets);
   if (!secret.ok()) return secret.status();
-  return ControllerSecrets{std::move(secret->user_id), std::move(secret->user_key)};
+  return ControllerSecrets{std::move(secret->user_id), std::move(secret->user_key), ReadEncryptionPassphrase(secrets)};
 }
 
 Status CheckRequestName(const char* field, const std::string& name) {
@@ -180,10 +180,18 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   auto unmap = UnmapOptionsCsv(out.unmap_options);
   if (!unmap.ok()) return unmap.status().WithContext("parameters.unmapOptions");
   out.metadata = VolumeMetadataOf(p);
+  auto kms_id = ParseEncryptionKmsId(p);
+  if (!kms_id.ok()) return kms_id.status();
+  out.encryption_kms_id = std::move(*kms_id);
 
   auto secrets = ParseControllerSecrets(request.secrets());
   if (!secrets.ok()) return secrets.status();
   out.secrets = std::move(*secrets);
+  // Both KMSs read it (ceph-csi refuses the request without it too): a
+  // StorageClass that lacks it fails here, not at the first stage.
+  if (out.encryption_kms_id && out.secrets.encryption_passphrase.empty()) {
+    return Status::InvalidArgument("secrets: encryptionPassphrase: missing or empty (parameters.encrypted is true)");
+  }
   return out;
 }
 
@@ -241,6 +249,11 @@ std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& pa
   if (!params.map_options.empty()) ctx["mapOptions"] = params.map_options;
   if (!params.unmap_options.empty()) ctx["unmapOptions"] = params.unmap_options;
   if (!params.image_options.data_pool.empty()) ctx["dataPool"] = params.image_options.data_pool;
+  if (params.encryption_kms_id) {
+    ctx["encrypted"] = "true";
+    ctx["encryptionType"] = kBlockEncryptionType;
+    ctx["encryptionKMSID"] = *params.encryption_kms_id;
+  }
   return ctx;
 }
 

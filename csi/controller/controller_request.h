@@ -4,8 +4,9 @@
 //
 // Errors are InvalidArgument naming the field ("parameters.pool: missing").
 // Secrets: userID and userKey (ceph-csi's provisioner secret) are required,
-// by the rules of ceph/cephx_credentials.h; the key never appears in a
-// message.
+// by the rules of ceph/cephx_credentials.h; encryptionPassphrase is read
+// when given (an encrypted CreateVolume requires it). Neither secret ever
+// appears in a message.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "csi/controller/volume_parameters.h"
 #include "csi/volume_capability.h"
 #include "base/status.h"
+#include "encryption/volume_passphrase.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -29,6 +31,9 @@ inline constexpr int64_t kMiB = int64_t{1} << 20;
 struct ControllerSecrets {
   std::string user_id;   // cephx user, without "client."
   std::string user_key;  // SECRET: only into a key file; never log or print it
+  // SECRET: only into the key wrap (csi/controller/volume_encryption.h);
+  // empty when not given. Wiped when the request's work is done.
+  SecretBytes encryption_passphrase;
 };
 
 // CreateVolume. Every parameter is honoured or refused by name
@@ -52,7 +57,11 @@ struct ControllerSecrets {
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form, checked
 //    as the node will (csi/map_options.h) and passed to it in the volume
 //    context;
-//  - thickProvision, encrypted, tryOtherMounters: only false (Go booleans);
+//  - encrypted (a Go boolean), encryptionType, encryptionKMSID: a LUKS2
+//    volume in ceph-csi's format (ParseEncryptionKmsId says what each
+//    takes; csi/controller/volume_encryption.h what CreateVolume makes of
+//    it), which needs the secret encryptionPassphrase;
+//  - thickProvision, tryOtherMounters: only false (Go booleans);
 //  - csi.storage.k8s.io/pvc/name, .../pvc/namespace, .../pv/name (the
 //    provisioner's --extra-create-metadata): written as image metadata under
 //    the same keys, as ceph-csi does (unless the daemon's --setmetadata is
@@ -60,10 +69,10 @@ struct ControllerSecrets {
 //    provisioner's and not read here;
 //  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name (not
 //    with volumeNamePrefix).
-// Refused as not supported, whatever their value: encryptionKMSID,
-// encryptionType, topologyConstrainedPools, mkfsOptions, cephLogDir,
-// cephLogStrategy (the node keeps rbd-nbd's logs itself), snapshotNamePrefix
-// (a VolumeSnapshotClass's) and ceph-csi's QoS parameters.
+// Refused as not supported, whatever their value: topologyConstrainedPools,
+// mkfsOptions, cephLogDir, cephLogStrategy (the node keeps rbd-nbd's logs
+// itself), snapshotNamePrefix (a VolumeSnapshotClass's) and ceph-csi's QoS
+// parameters.
 // A repeated CreateVolume gets the name's reserved image whatever its
 // parameters now say (csi/controller/volume_claim.h), as ceph-csi does.
 // Size: required_bytes, else limit_bytes, else 1 GiB; rounded up to MiB,
@@ -92,6 +101,7 @@ struct CreateVolumeParams {
   std::string image_name;            // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
   std::string name_prefix;           // volumeNamePrefix; "": csi-vol-
   std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
+  std::optional<std::string> encryption_kms_id;  // nullopt: not encrypted; "default": the built-in KMS
   ContentSource source;
   ControllerSecrets secrets;
 };
@@ -116,7 +126,7 @@ Result<std::optional<VolumeRef>> ParseDeleteVolumeRequest(const csi::v1::DeleteV
 struct ControllerExpandParams {
   VolumeRef volume;
   int64_t size_bytes = 0;               // rounded up to MiB
-  bool node_expansion_required = true;  // false only for a block capability
+  bool node_expansion_required = true;  // false for a block capability (unless the volume is encrypted)
 };
 Result<ControllerExpandParams> ParseControllerExpandRequest(const csi::v1::ControllerExpandVolumeRequest& request);
 
@@ -128,14 +138,17 @@ struct ValidateParams {
 Result<ValidateParams> ParseValidateRequest(const csi::v1::ValidateVolumeCapabilitiesRequest& request);
 
 // The request's secrets: userID and userKey, both required
-// (ceph/cephx_credentials.h); the key without surrounding whitespace.
+// (ceph/cephx_credentials.h), the key without surrounding whitespace; and
+// encryptionPassphrase, byte for byte, when given.
 Result<ControllerSecrets> ParseControllerSecrets(const google::protobuf::Map<std::string, std::string>& secrets);
 
 // A CO request name (CreateVolume, CreateSnapshot): non-empty, at most 253
 // bytes, no whitespace or control character; `field` names it in errors.
 Status CheckRequestName(const char* field, const std::string& name);
 
-// The volume context CreateVolume returns (ceph-csi's keys).
+// The volume context CreateVolume returns (ceph-csi's keys). An encrypted
+// volume's says so as ceph-csi's Node reads it: encrypted "true",
+// encryptionType "block", encryptionKMSID its KMS ID.
 std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& params,
                                                     const std::string& image_name);
 

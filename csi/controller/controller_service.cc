@@ -11,6 +11,10 @@ namespace nbdk {
 ControllerService::ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options)
     : env_(env), rados_(rados), options_(std::move(options)) {}
 
+KmsResolver ControllerService::ResolveKmsOnThisNode() const {
+  return [path = options_.kms_config_path](std::string_view kms_id) { return ResolveKms(kms_id, path); };
+}
+
 void ControllerService::OnCluster(const std::string& cluster_id, const std::string& ns,
                                   const ControllerSecrets& secrets, ClusterWork work, std::function<void(Status)> done) {
   struct Call {
@@ -72,25 +76,41 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
         auto p = std::make_shared<CreateVolumeParams>(std::move(parsed));
         if (!options_.set_metadata) p->metadata.clear();
         auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
-        auto out = std::make_shared<CreatedVolume>();
-        auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-          auto created = CreateVolumeBlocking(cluster, *p, ns);
-          if (!created.ok()) return created.status();
-          *out = std::move(*created);
-          return Status::Ok();
-        };
-        OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [p, r, response, out, held, done](Status s) {
-          if (s.ok()) {
-            csi::v1::Volume* v = response->mutable_volume();
-            v->set_volume_id(out->volume_id);
-            v->set_capacity_bytes(out->size_bytes);
-            for (const auto& [k, val] : out->context) (*v->mutable_volume_context())[k] = val;
-            if (p->source.kind != ContentSource::Kind::kNone) {
-              *v->mutable_content_source() = r->volume_content_source();
+        auto create = [this, p, r, response, held, done](std::optional<KmsSettings> volume_kms) {
+          auto out = std::make_shared<CreatedVolume>();
+          auto work = [p, out, volume_kms, resolve = ResolveKmsOnThisNode()](
+                          const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+            auto created = CreateVolumeBlocking(cluster, *p, ns, volume_kms, resolve);
+            if (!created.ok()) return created.status();
+            *out = std::move(*created);
+            return Status::Ok();
+          };
+          OnCluster(p->cluster_id, p->rados_namespace, p->secrets, work, [p, r, response, out, held, done](Status s) {
+            if (s.ok()) {
+              csi::v1::Volume* v = response->mutable_volume();
+              v->set_volume_id(out->volume_id);
+              v->set_capacity_bytes(out->size_bytes);
+              for (const auto& [k, val] : out->context) (*v->mutable_volume_context())[k] = val;
+              if (p->source.kind != ContentSource::Kind::kNone) {
+                *v->mutable_content_source() = r->volume_content_source();
+              }
             }
-          }
-          done(s);
-        });
+            done(s);
+          });
+        };
+        if (!p->encryption_kms_id) return create(std::nullopt);
+        // Before the cluster is reached, as ceph-csi does: a KMS nbdkeeper
+        // does not serve never waits on a cluster that does not answer.
+        RunBlockingResult<KmsSettings>(
+            env_.loop,
+            [kms_id = *p->encryption_kms_id, resolve = ResolveKmsOnThisNode()] {
+              return ResolveRequestedKms(kms_id, resolve);
+            },
+            [create, done](Result<KmsSettings> kms) {
+              if (!kms.ok()) return done(kms.status());
+              create(std::move(*kms));
+            },
+            Lane::kController);
       });
 }
 
@@ -122,20 +142,22 @@ grpc::ServerUnaryReactor* ControllerService::ControllerExpandVolume(grpc::Callba
       [this, response](ControllerExpandParams parsed, OpLocks::Guard guard, RpcDone done) {
         auto p = std::make_shared<ControllerExpandParams>(std::move(parsed));
         auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
-        auto size = std::make_shared<int64_t>(0);
-        auto work = [p, size](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-          auto grown = ExpandVolumeBlocking(cluster, p->volume, p->size_bytes, ns);
-          if (!grown.ok()) return grown.status();
-          *size = *grown;
+        auto grown = std::make_shared<ExpandedVolume>();
+        auto work = [p, grown](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          auto expanded = ExpandVolumeBlocking(cluster, p->volume, p->size_bytes, ns);
+          if (!expanded.ok()) return expanded.status();
+          *grown = *expanded;
           return Status::Ok();
         };
-        OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets, work, [p, size, response, held, done](Status s) {
+        auto answer = [p, grown, response, held, done](Status s) {
           if (s.ok()) {
-            response->set_capacity_bytes(*size);
-            response->set_node_expansion_required(p->node_expansion_required);
+            response->set_capacity_bytes(grown->size_bytes);
+            // An encrypted block volume's LUKS mapper grows on the node too.
+            response->set_node_expansion_required(p->node_expansion_required || grown->encrypted);
           }
           done(s);
-        });
+        };
+        OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets, work, answer);
       });
 }
 

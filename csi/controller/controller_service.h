@@ -26,6 +26,8 @@
 #include "csi/proto/csi.grpc.pb.h"
 #include "csi/rpc.h"
 #include "ceph/rados_clients.h"
+#include "csi/controller/volume_encryption.h"
+#include "encryption/kms_config.h"
 
 namespace nbdk {
 
@@ -35,6 +37,9 @@ struct ControllerOptions {
   std::string key_dir = "/run/nbdkeeper/keys";
   ResolveOptions resolve;  // config.json path, ceph.conf, librados timeout
   bool set_metadata = true;  // CreateVolume writes the PVC/PV names (daemon --setmetadata)
+  // ceph-csi's KMS config (daemon --kms-config), read per request as
+  // ceph-csi does: the ConfigMap may change while the daemon runs.
+  std::string kms_config_path = std::string(kKmsConfigPath);
 };
 
 class ControllerService final : public csi::v1::Controller::CallbackService {
@@ -71,6 +76,9 @@ class ControllerService final : public csi::v1::Controller::CallbackService {
   // namespace when not empty.
   void OnCluster(const std::string& cluster_id, const std::string& ns, const ControllerSecrets& secrets,
                  ClusterWork work, std::function<void(Status)> done);
+
+  // Resolves a KMS ID through options_.kms_config_path. BLOCKING.
+  KmsResolver ResolveKmsOnThisNode() const;
 
   // ListSnapshots on `clusters[next...]` one after the other, gathering
   // into `found`; `done` runs on the loop.

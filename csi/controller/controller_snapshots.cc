@@ -41,8 +41,9 @@ grpc::ServerUnaryReactor* ControllerService::CreateSnapshot(grpc::CallbackServer
         auto p = std::make_shared<CreateSnapshotParams>(std::move(parsed));
         auto held = std::make_shared<OpLocks::Guard>(std::move(guard));
         auto out = std::make_shared<SnapshotInfo>();
-        auto work = [p, out](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-          auto made = CreateSnapshotBlocking(cluster, *p, ns);
+        auto work = [p, out, kms = ResolveKmsOnThisNode()](const std::shared_ptr<RadosCluster>& cluster,
+                                                           const std::string& ns) {
+          auto made = CreateSnapshotBlocking(cluster, *p, ns, kms);
           if (!made.ok()) return made.status();
           *out = std::move(*made);
           return Status::Ok();

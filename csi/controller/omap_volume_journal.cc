@@ -45,7 +45,8 @@ Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string
       return Status::AlreadyExists("snapshot name " + request_name + " is taken by a snapshot of image " +
                                    (*attrs)->source + ", not of " + source);
     }
-    return std::optional<VolumeReservation>(VolumeReservation{value->uuid, (*attrs)->image_name, (*attrs)->source});
+    return std::optional<VolumeReservation>(
+        VolumeReservation{value->uuid, (*attrs)->image_name, (*attrs)->source, (*attrs)->encryption});
   }
   // No back pointer: our own reservation that stopped before its keys were
   // filled; nothing else can own it. Another name: not ours to remove.
@@ -55,7 +56,8 @@ Result<std::optional<VolumeReservation>> VolumeJournal::Lookup(const std::string
 }
 
 Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name, const std::string& image_name,
-                                                 const std::string& source, const std::string& name_prefix) {
+                                                 const std::string& source, const std::string& name_prefix,
+                                                 const JournalEncryption& encryption) {
   std::string uuid;
   for (int attempt = 0;; ++attempt) {
     uuid = new_uuid_();
@@ -74,9 +76,13 @@ Result<VolumeReservation> VolumeJournal::Reserve(const std::string& request_name
     return dir.WithContext("reserve request " + request_name);
   }
   std::string generated = name_prefix.empty() ? DefaultImageName(names_, uuid) : name_prefix + uuid;
-  VolumeReservation out{uuid, image_name.empty() ? generated : image_name, source};
+  VolumeReservation out{uuid, image_name.empty() ? generated : image_name, source, encryption};
   OmapValues attrs = {{names_.request_name_key, request_name}, {kImageNameKey, out.image_name}};
   if (names_.has_source || !source.empty()) attrs[kSourceKey] = source;
+  if (!encryption.kms_id.empty()) {
+    attrs[kEncryptKmsKey] = encryption.kms_id;
+    attrs[kEncryptionTypeKey] = encryption.type;
+  }
   if (pools_.image_pool_id != pools_.journal_pool_id) attrs[kJournalPoolKey] = PoolIdHex(pools_.journal_pool_id);
   Status filled = volumes_.Set(object, attrs);
   if (!filled.ok()) {
@@ -116,7 +122,8 @@ Result<std::map<std::string, DirectoryValue>> VolumeJournal::List() {
 Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid,
                                                              const JournalNames& names) {
   const std::string object = JournalObject(names, uuid);
-  std::vector<std::string> keys = {names.request_name_key, kImageNameKey, kJournalPoolKey, kSourceKey};
+  std::vector<std::string> keys = {names.request_name_key, kImageNameKey,  kJournalPoolKey,
+                                   kSourceKey,             kEncryptKmsKey, kEncryptionTypeKey};
   auto attrs = volumes.Get(object, keys);
   if (!attrs.ok() && attrs.status().code() == Code::kNotFound) return std::optional<VolumeAttributes>();
   if (!attrs.ok()) return attrs.status();
@@ -125,6 +132,8 @@ Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes,
   auto image = attrs->find(kImageNameKey);
   out.image_name = image == attrs->end() ? DefaultImageName(names, uuid) : image->second;
   if (auto it = attrs->find(kSourceKey); it != attrs->end()) out.source = it->second;
+  if (auto it = attrs->find(kEncryptKmsKey); it != attrs->end()) out.encryption.kms_id = it->second;
+  if (auto it = attrs->find(kEncryptionTypeKey); it != attrs->end()) out.encryption.type = it->second;
   if (auto it = attrs->find(kJournalPoolKey); it != attrs->end()) {
     auto id = ParsePoolIdHex(it->second);
     if (!id.ok()) return Status::Corruption(object + ": csi.journalpool: " + id.status().message());

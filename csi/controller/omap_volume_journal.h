@@ -14,6 +14,9 @@
 // reused for another volume. A volume cloned from a volume records the
 // source volume's ID there (nbdkeeper's own; ceph-csi ignores it), so that
 // DeleteVolume finds a temporary snapshot a crash left on the source.
+// An encrypted volume's reservation records its KMS ID and type with the
+// other per-volume keys, in the same write (ceph-csi's ReserveName); a
+// snapshot's records its source volume's.
 //
 // BLOCKING (every call goes to the stores); not thread-safe: the caller
 // serializes calls per request name (the controller's per-name op lock).
@@ -31,10 +34,21 @@
 
 namespace nbdk {
 
+// csi.volume.encryptKMS and csi.volume.encryptionType as recorded, read
+// and compared by csi/controller/volume_encryption.h. An empty kms_id: not
+// encrypted (neither key is written).
+struct JournalEncryption {
+  std::string kms_id;  // "default" for the built-in KMS
+  std::string type;    // "block"; "" when a release before the key wrote only the KMS ID
+
+  bool operator==(const JournalEncryption&) const = default;
+};
+
 struct VolumeReservation {
   std::string uuid;
   std::string image_name;
   std::string source;  // csi.source: a snapshot's source image, a volume clone's source volume ID; or ""
+  JournalEncryption encryption;
 
   bool operator==(const VolumeReservation&) const = default;
 };
@@ -45,6 +59,7 @@ struct VolumeAttributes {
   std::string image_name;                  // csi.imagename, or csi-vol-<uuid>
   std::optional<int64_t> journal_pool_id;  // csi.journalpool, when set
   std::string source;                      // csi.source; "" if absent
+  JournalEncryption encryption;
 };
 
 struct VolumeJournalPools {
@@ -71,11 +86,13 @@ class VolumeJournal {
   // name is `image_name`, or <name_prefix><uuid> when empty (`name_prefix`
   // "": csi-vol-, csi-snap-: ceph-csi's volumeNamePrefix);
   // `source` is recorded as csi.source (always in the snapshot journal; in
-  // the volume journal when not empty: a clone's source volume). On failure,
-  // what was written is undone (best effort; Lookup cleans up whatever a
-  // crash leaves).
+  // the volume journal when not empty: a clone's source volume);
+  // `encryption` with the other keys when its kms_id is not empty. On
+  // failure, what was written is undone (best effort; Lookup cleans up
+  // whatever a crash leaves).
   Result<VolumeReservation> Reserve(const std::string& request_name, const std::string& image_name = "",
-                                    const std::string& source = "", const std::string& name_prefix = "");
+                                    const std::string& source = "", const std::string& name_prefix = "",
+                                    const JournalEncryption& encryption = {});
 
   // Every directory entry (request name -> value); an empty map when the
   // directory object does not exist. Corruption names an unparsable value.

@@ -13,6 +13,7 @@
 #include "ceph/rbd_clone.h"
 #include "csi/controller/omap_volume_journal.h"
 #include "csi/controller/volume_lookup.h"
+#include "ceph/image_metadata.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -82,10 +83,6 @@ Result<SnapshotInfo> Describe(const std::string& cluster_id, int64_t pool_id, Io
   return out;
 }
 
-Status MakeSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& source,
-                         const std::string& snap) {
-  return RunRbdSteps(SnapshotImageSteps(cluster, io, source, snap));
-}
 
 // Removes what MakeSnapshotImage made, in reverse.
 Status DiscardSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& source,
@@ -98,10 +95,25 @@ Status DiscardSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx&
 
 }  // namespace
 
+std::vector<RbdStep> SnapshotEncryptionSteps(IoCtx& io, const CreateSnapshotParams& params,
+                                             const std::string& source_image, const std::string& snap,
+                                             const std::string& snapshot_id,
+                                             const std::optional<KmsSettings>& source_kms) {
+  if (!source_kms) return {};
+  auto metadata = std::make_shared<RbdImageMetadata>(io);
+  return CopyEncryptionSteps({metadata, source_image, params.source.volume_id, source_kms->type},
+                             {metadata, snap, snapshot_id, source_kms->type},
+                             params.source.secrets.encryption_passphrase);
+}
+
 std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
-                                        const std::string& source, const std::string& snap) {
+                                        const std::string& source, const std::string& snap,
+                                        const std::vector<RbdStep>& encryption) {
   std::vector<RbdStep> steps;
   AppendCloneThroughTemporarySnapshot(steps, io, source, snap, io, snap, kSnapshotImageFeatures);
+  // Before snap@snap, as ceph-csi copies it (image metadata is not part of
+  // an RBD snapshot either way).
+  steps.insert(steps.end(), encryption.begin(), encryption.end());
   IoCtx* pool = &io;
   steps.push_back({"snapshot " + snap + "@" + snap, [=] { return CreateSnapshot(*pool, snap, snap); }});
   steps.push_back(FlattenStep(cluster, io, snap, kHardMaxCloneDepth));
@@ -109,7 +121,8 @@ std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& clu
 }
 
 Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster,
-                                            const CreateSnapshotParams& params, const std::string& ns) {
+                                            const CreateSnapshotParams& params, const std::string& ns,
+                                            const KmsResolver& resolve_kms) {
   const VolumeRef& source = params.source;
   auto found = FindVolume(cluster, source, ns);
   if (!found.ok()) return found.status();
@@ -128,6 +141,14 @@ Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>&
     return Status::InvalidArgument("source_volume_id " + QuoteField(source.volume_id) + ": image " + image +
                                    " lacks the layering feature snapshots need");
   }
+  const std::string what = "source_volume_id " + QuoteField(source.volume_id);
+  auto kms = RecordedKms(found->attributes->encryption, resolve_kms, what);
+  if (!kms.ok()) return kms.status();
+  if (*kms && (*kms)->type == KmsType::kMetadata && source.secrets.encryption_passphrase.empty()) {
+    return Status::InvalidArgument("secrets: encryptionPassphrase: missing or empty (" + what +
+                                   " is encrypted with KMS " + QuoteField((*kms)->kms_id) +
+                                   " of type metadata, whose key the snapshot re-wraps)");
+  }
   const int64_t pool_id = source.decoded.pool_id;
   auto journal_pool = OpenJournalPool(cluster, found->attributes->journal_pool_id, pool_id, ns);
   if (!journal_pool.ok()) return journal_pool.status();
@@ -139,14 +160,20 @@ Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>&
   auto existing = journal.Lookup(params.name, image);
   if (!existing.ok()) return existing.status();
   VolumeReservation reservation;
+  auto make = [&] {
+    const std::string id = EncodeVolumeId({1, source.decoded.cluster_id, pool_id, reservation.uuid});
+    auto encryption = SnapshotEncryptionSteps(io, params, image, reservation.image_name, id, *kms);
+    return RunRbdSteps(SnapshotImageSteps(cluster, io, image, reservation.image_name, encryption));
+  };
   if (*existing) {
     reservation = **existing;
-    NBDK_RETURN_IF_ERROR(MakeSnapshotImage(cluster, io, image, reservation.image_name));
+    NBDK_RETURN_IF_ERROR(make());
   } else {
-    auto reserved = journal.Reserve(params.name, "", image);
+    auto reserved = journal.Reserve(params.name, "", image, "",
+                                    *kms ? JournalEncryptionFor((*kms)->kms_id) : JournalEncryption{});
     if (!reserved.ok()) return reserved.status();
     reservation = *reserved;
-    Status made = MakeSnapshotImage(cluster, io, image, reservation.image_name);
+    Status made = make();
     if (!made.ok()) {
       if (DiscardSnapshotImage(cluster, io, image, reservation.image_name).ok()) {
         (void)journal.Undo(params.name, reservation.uuid);

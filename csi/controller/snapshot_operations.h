@@ -6,10 +6,14 @@
 // is AlreadyExists) or Reserve (csi.snap.<uuid>: csi.snapname,
 // csi.imagename = csi-snap-<uuid>, csi.source = the source's image name),
 // then source@csi-snap-<uuid> -> clone csi-snap-<uuid> (layering,
-// deep-flatten) -> remove source@csi-snap-<uuid> -> snapshot
+// deep-flatten) -> remove source@csi-snap-<uuid> -> (an encrypted source)
+// its encryption copied, the key re-wrapped under the snapshot ID
+// (csi/controller/volume_encryption.h) -> snapshot
 // csi-snap-<uuid>@csi-snap-<uuid>, flattened at kHardMaxCloneDepth
-// (SnapshotImageSteps). Every step is idempotent: a retry after a crash
-// finishes the snapshot; a failure (not a crash) undoes it.
+// (SnapshotImageSteps). An encrypted source's KMS ID and type are recorded
+// in the snapshot's journal entry, as ceph-csi does. Every step is
+// idempotent: a retry after a crash finishes the snapshot; a failure (not a
+// crash) undoes it.
 //
 // DeleteSnapshot: the reverse - the RBD snapshot, the image (to the RBD
 // trash while volumes restored from it still need it), the journal.
@@ -17,12 +21,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "csi/controller/controller_request.h"
 #include "csi/controller/rbd_steps.h"
 #include "csi/controller/snapshot_request.h"
+#include "csi/controller/volume_encryption.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
 
@@ -37,18 +43,32 @@ struct SnapshotInfo {
 };
 
 // The RBD steps after the reservation (csi/controller/rbd_steps.h): snapshot
-// source@snap, clone `snap` from it, remove source@snap, snapshot
-// snap@snap, flatten `snap` at kHardMaxCloneDepth; `snap` is
-// csi-snap-<uuid>, `source` the source volume's image, both in `io`, which
-// must outlive the steps.
+// source@snap, clone `snap` from it, remove source@snap, `encryption`
+// (CopyEncryptionSteps, or none), snapshot snap@snap, flatten `snap` at
+// kHardMaxCloneDepth; `snap` is csi-snap-<uuid>, `source` the source
+// volume's image, both in `io`, which must outlive the steps.
 std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
-                                        const std::string& source, const std::string& snap);
+                                        const std::string& source, const std::string& snap,
+                                        const std::vector<RbdStep>& encryption);
+
+// The encryption steps CreateSnapshot puts in SnapshotImageSteps: none for
+// an unencrypted source (`source_kms` nullopt), else CopyEncryptionSteps
+// from the source volume's `source_image` to `snap` (ID `snapshot_id`),
+// the snapshot keeping the source's KMS as in ceph-csi. `io` and `params`
+// (the secret) outlive the steps.
+std::vector<RbdStep> SnapshotEncryptionSteps(IoCtx& io, const CreateSnapshotParams& params,
+                                             const std::string& source_image, const std::string& snap,
+                                             const std::string& snapshot_id,
+                                             const std::optional<KmsSettings>& source_kms);
 
 // NotFound when the source volume does not exist; InvalidArgument when its
-// image lacks the layering feature (ceph-csi's answer); AlreadyExists when
-// the name is a snapshot of another volume.
+// image lacks the layering feature (ceph-csi's answer), when its recorded
+// KMS is not served (`resolve_kms`, encryption/kms_config.h), or when it is
+// of type metadata and the secrets lack encryptionPassphrase; AlreadyExists
+// when the name is a snapshot of another volume.
 Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster,
-                                            const CreateSnapshotParams& params, const std::string& rados_namespace);
+                                            const CreateSnapshotParams& params, const std::string& rados_namespace,
+                                            const KmsResolver& resolve_kms);
 
 // OK when the snapshot does not exist (or no longer does).
 Status DeleteSnapshotBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& snapshot,

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "csi/controller/clone_operations.h"
+#include "csi/controller/volume_encryption.h"
 
 namespace nbdk {
 
@@ -16,6 +17,7 @@ Result<VolumeClaim> ClaimVolumeName(VolumeJournal& journal, const CreateVolumePa
       return Status::AlreadyExists("name " + params.name + " is the volume of image " + reserved.image_name +
                                    ", not of image " + params.image_name + "; nothing changed");
     }
+    NBDK_RETURN_IF_ERROR(CheckRepeatedEncryption(params.name, reserved.encryption, params.encryption_kms_id));
     return VolumeClaim{reserved, false};
   }
   // <prefix><uuid> is named after a uuid the reservation makes new.
@@ -32,7 +34,8 @@ Result<VolumeClaim> ClaimVolumeName(VolumeJournal& journal, const CreateVolumePa
       }
     }
   }
-  auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source), params.name_prefix);
+  auto reserved = journal.Reserve(params.name, params.image_name, RecordedSource(params.source), params.name_prefix,
+                                  JournalEncryptionFor(params.encryption_kms_id));
   if (!reserved.ok()) return reserved.status();
   return VolumeClaim{*reserved, true};
 }

@@ -10,8 +10,10 @@
 //    nbdkeeper.io/imageName image; for a clone of a volume, its temporary
 //    clone too): AlreadyExists naming it, with nothing written.
 //  - The name's reservation names another image than the request's
-//    nbdkeeper.io/imageName: AlreadyExists (an incompatible repeat).
-//  - Otherwise the name is reserved afresh; the caller then makes its image
+//    nbdkeeper.io/imageName, or records another encryption (encrypted or
+//    not, another KMS ID): AlreadyExists (an incompatible repeat).
+//  - Otherwise the name is reserved afresh, with its encryption (the KMS ID
+//    and "block", as ceph-csi records them); the caller then makes its image
 //    exclusively (an empty volume's rbd_create fails on an existing image),
 //    which closes the window between this check and the create.
 #pragma once

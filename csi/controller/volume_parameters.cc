@@ -10,13 +10,14 @@
 #include "base/quote_field.h"
 #include "base/text_rules.h"
 #include "ceph/image_spec.h"
+#include "encryption/kms_config.h"
 
 namespace nbdk {
 namespace {
 
 // What nbdkeeper does with a parameter it knows.
 enum class Support {
-  kHonoured,     // read by ParseCreateVolumeRequest
+  kHonoured,     // read by ParseCreateVolumeRequest (the encryption ones by ParseEncryptionKmsId)
   kFalseOnly,    // a Go boolean; false is what nbdkeeper does anyway, true is refused
   kUnsupported,  // refused whatever its value
 };
@@ -27,7 +28,6 @@ struct KnownParameter {
   std::string_view why;  // why nbdkeeper refuses it
 };
 
-constexpr std::string_view kNoEncryption = "encrypted volumes are not supported (no LUKS or fscrypt)";
 constexpr std::string_view kNoQos = "QoS limits are not supported";
 
 constexpr KnownParameter kKnownParameters[] = {
@@ -45,11 +45,11 @@ constexpr KnownParameter kKnownParameters[] = {
     {"mapOptions", Support::kHonoured, ""},
     {"unmapOptions", Support::kHonoured, ""},
     {"nbdkeeper.io/imageName", Support::kHonoured, ""},
+    {"encrypted", Support::kHonoured, ""},
+    {"encryptionType", Support::kHonoured, ""},
+    {"encryptionKMSID", Support::kHonoured, ""},
     {"thickProvision", Support::kFalseOnly, "thick provisioning is not supported"},
-    {"encrypted", Support::kFalseOnly, kNoEncryption},
     {"tryOtherMounters", Support::kFalseOnly, "rbd-nbd is the only mounter, there is no other to try"},
-    {"encryptionKMSID", Support::kUnsupported, kNoEncryption},
-    {"encryptionType", Support::kUnsupported, kNoEncryption},
     {"topologyConstrainedPools", Support::kUnsupported, "topology is not supported yet"},
     {"mkfsOptions", Support::kUnsupported, "the node's mkfs takes no options yet"},
     // nbdkeeper keeps each volume's rbd-nbd output in its own log
@@ -116,6 +116,29 @@ Status CheckParameterNames(const VolumeParameters& params) {
     return Status::InvalidArgument(Field(name) + ": not supported: " + std::string(known->why));
   }
   return Status::Ok();
+}
+
+Result<std::optional<std::string>> ParseEncryptionKmsId(const VolumeParameters& params) {
+  auto encrypted = params.find("encrypted");
+  if (encrypted == params.end()) return std::optional<std::string>();
+  std::optional<bool> on = GoBool(encrypted->second);
+  if (!on) {
+    return Status::InvalidArgument("parameters.encrypted: " + QuoteField(encrypted->second) + " is not a boolean");
+  }
+  if (!*on) return std::optional<std::string>();
+  if (auto type = params.find("encryptionType"); type != params.end()) {
+    const std::string& name = type->second;
+    if (name.empty()) return Status::InvalidArgument("parameters.encryptionType: empty (block, or absent for block)");
+    if (name == "file") {
+      return Status::InvalidArgument("parameters.encryptionType: 'file': fscrypt not supported (block is: LUKS2)");
+    }
+    if (name != kBlockEncryptionType) {
+      return Status::InvalidArgument("parameters.encryptionType: " + QuoteField(name) + " is neither block nor file");
+    }
+  }
+  auto kms = params.find("encryptionKMSID");
+  if (kms == params.end() || kms->second.empty()) return std::optional<std::string>(std::string(kDefaultKmsId));
+  return std::optional<std::string>(kms->second);
 }
 
 Result<uint64_t> ParseImageFeatures(std::string_view csv) {

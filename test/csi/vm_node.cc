@@ -60,11 +60,14 @@ bool VmNode::Start(bool fresh, const std::vector<std::string>& extra, std::strin
     std::filesystem::create_directories(root_ + "/staging");
     std::filesystem::create_directories(root_ + "/pods");
     std::ofstream(root_ + "/config.json") << R"([{"clusterID": "test", "monitors": [")" << c.monitors << R"("]}])";
+    // ceph-csi's KMS config with its metadata KMS, for encrypted volumes.
+    std::ofstream(root_ + "/kms.json") << R"({"secrets-metadata": {"encryptionKMSType": "metadata"}})";
   }
   node_.reset();
   daemon_ = std::make_unique<test::DaemonProcess>(NBDKEEPERD_PATH, root_, node_id_);
   std::vector<std::string> args = {"--ceph-csi-config=" + root_ + "/config.json", "--ceph-conf=" + c.conf,
-                                   "--key-dir=" + root_ + "/keys", "--log-level=debug"};
+                                   "--kms-config=" + root_ + "/kms.json", "--key-dir=" + root_ + "/keys",
+                                   "--log-level=debug"};
   args.insert(args.end(), extra.begin(), extra.end());
   if (!daemon_->Start(args) || !daemon_->WaitReady(60000)) {
     *error = "nbdkeeperd " + node_id_ + " did not become ready:\n" + daemon_->Log();

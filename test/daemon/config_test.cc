@@ -68,6 +68,20 @@ TEST(ConfigTest, ChildScopesAreOnByDefaultOverTheSystemBus) {
   EXPECT_EQ(Parse({"--child-scopes=on"}).status().code(), Code::kInvalidArgument);
 }
 
+// ceph-csi's KMS config: its default path (the ConfigMap's mount in
+// ceph-csi's manifests), a flag and a config file key like --ceph-csi-config.
+TEST(ConfigTest, KmsConfigDefaultsToCephCsisPath) {
+  EXPECT_EQ(Parse({})->config.kms_config, "/etc/ceph-csi-encryption-kms-config/config.json");
+  EXPECT_EQ(Parse({"--kms-config=/srv/kms.json"})->config.kms_config, "/srv/kms.json");
+  EXPECT_EQ(Parse({"--kms-config", "/srv/kms.json"})->config.kms_config, "/srv/kms.json");
+  Config c;
+  ASSERT_TRUE(ApplyConfigJson(R"({"kms_config": "/etc/kms/config.json"})", &c).ok());
+  EXPECT_EQ(c.kms_config, "/etc/kms/config.json");
+  ExpectError(Parse({"--kms-config="}).status(), {"--kms-config", "empty"});
+  ExpectError(ApplyConfigJson(R"({"kms_config": 1})", &c), {"field 'kms_config'"});
+  EXPECT_NE(UsageText().find("--kms-config"), std::string::npos);
+}
+
 TEST(ConfigTest, PathRootsAreCleanAbsoluteDirectoriesOtherThanTheRoot) {
   auto r = Parse({"--kubelet-root=/srv/kubelet", "--mount-roots=/mnt,/srv/data"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

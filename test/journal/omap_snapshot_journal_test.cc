@@ -39,11 +39,24 @@ TEST(SnapshotJournalNames, AreCephCsis) {
   EXPECT_EQ(DirectoryObject(kVolumeJournalNames, "default"), "csi.volumes.default");
 }
 
+// ceph-csi's reserveSnap records the source volume's encryption.
+TEST(SnapshotJournal, ASnapshotOfAnEncryptedVolumeRecordsItsKms) {
+  Harness h;
+  auto r = h.journal.Reserve(kName, "", kSource, "", {"default", "block"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& keys = h.store.objects[std::string("csi.snap.") + kUuid1];
+  EXPECT_EQ(keys.at("csi.volume.encryptKMS"), "default");
+  EXPECT_EQ(keys.at("csi.volume.encryptionType"), "block");
+  auto attrs = ReadVolumeAttributes(h.store, kUuid1, kSnapshotJournalNames);
+  ASSERT_TRUE(attrs.ok() && *attrs);
+  EXPECT_EQ((*attrs)->encryption, (JournalEncryption{"default", "block"}));
+}
+
 TEST(SnapshotJournal, ReserveWritesCephCsisKeys) {
   Harness h;
   auto r = h.Create(kName);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, (VolumeReservation{kUuid1, std::string("csi-snap-") + kUuid1, kSource}));
+  EXPECT_EQ(*r, (VolumeReservation{kUuid1, std::string("csi-snap-") + kUuid1, kSource, {}}));
   std::map<std::string, OmapValues> want = {
       {kDir, {{"csi.snap.snapshot-4c1f", kUuid1}}},
       {std::string("csi.snap.") + kUuid1,

@@ -39,7 +39,7 @@ TEST(VolumeJournal, ReserveWritesCephCsisKeys) {
   Harness h;
   auto r = h.Create(kName);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, (VolumeReservation{kUuid1, DefaultImageName(kUuid1), ""}));
+  EXPECT_EQ(*r, (VolumeReservation{kUuid1, DefaultImageName(kUuid1), "", {}}));
   std::map<std::string, OmapValues> want = {
       {"csi.volumes.default", {{"csi.volume.pvc-1b7e", kUuid1}}},
       {VolumeObject(kUuid1), {{"csi.volname", kName}, {"csi.imagename", DefaultImageName(kUuid1)}}}};
@@ -85,6 +85,39 @@ TEST(VolumeJournal, ACloneRecordsItsSourceVolume) {
   auto found = h.journal.Lookup(kName);
   ASSERT_TRUE(found.ok() && *found);
   EXPECT_EQ((*found)->source, source);
+}
+
+// ceph-csi's ReserveName writes the KMS ID and type with the other keys.
+TEST(VolumeJournal, AnEncryptedVolumeRecordsItsKmsAndTypeInTheSameWrite) {
+  Harness h;
+  const JournalEncryption encryption{"secrets-metadata", "block"};
+  h.store.writes_left = 3;  // the exclusive create, the directory key, the per-volume keys
+  auto r = h.journal.Reserve(kName, "", "", "", encryption);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->encryption, encryption);
+  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)],
+            (OmapValues{{"csi.volname", kName},
+                        {"csi.imagename", DefaultImageName(kUuid1)},
+                        {"csi.volume.encryptKMS", "secrets-metadata"},
+                        {"csi.volume.encryptionType", "block"}}));
+  auto found = h.journal.Lookup(kName);
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ(**found, *r);
+  auto attrs = ReadVolumeAttributes(h.store, kUuid1);
+  ASSERT_TRUE(attrs.ok() && *attrs);
+  EXPECT_EQ((*attrs)->encryption, encryption);
+}
+
+TEST(VolumeJournal, AnUnencryptedVolumeRecordsNoEncryptionKeys) {
+  Harness h;
+  ASSERT_TRUE(h.journal.Reserve(kName).ok());
+  EXPECT_FALSE(h.store.objects[VolumeObject(kUuid1)].count("csi.volume.encryptKMS"));
+  EXPECT_FALSE(h.store.objects[VolumeObject(kUuid1)].count("csi.volume.encryptionType"));
+  // A volume ceph-csi reserved before it recorded a type reads back without one.
+  h.store.objects[VolumeObject(kUuid1)]["csi.volume.encryptKMS"] = "default";
+  auto attrs = ReadVolumeAttributes(h.store, kUuid1);
+  ASSERT_TRUE(attrs.ok() && *attrs);
+  EXPECT_EQ((*attrs)->encryption, (JournalEncryption{"default", ""}));
 }
 
 TEST(VolumeJournal, SeparateJournalPoolWritesPoolIds) {

@@ -103,7 +103,7 @@ TEST(VolumeClaim, AFreeNameIsReservedForItsImage) {
   auto claim = pool.Claim(Params("pvc-a", "db"));
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
   EXPECT_TRUE(claim->fresh);
-  EXPECT_EQ(claim->reservation, (VolumeReservation{kUuid1, "db", ""}));
+  EXPECT_EQ(claim->reservation, (VolumeReservation{kUuid1, "db", "", {}}));
   EXPECT_EQ(pool.store.objects[VolumeObject(kUuid1)]["csi.imagename"], "db");
 
   // csi-vol-<uuid>: the uuid is new, no image is looked for.
@@ -114,6 +114,44 @@ TEST(VolumeClaim, AFreeNameIsReservedForItsImage) {
   ASSERT_TRUE(generated.ok()) << generated.status().ToString();
   EXPECT_TRUE(generated->fresh);
   EXPECT_EQ(generated->reservation.image_name, DefaultImageName(kUuid2));
+}
+
+// ceph-csi records the encryption with the reservation and checks it on a
+// repeat (its CheckReservation); the answer to another encryption is the
+// CSI spec's ALREADY_EXISTS, with nothing changed.
+TEST(VolumeClaim, AnEncryptedNameRecordsItsKmsAndARepeatMustAskTheSame) {
+  Pool pool;
+  CreateVolumeParams encrypted = Params("pvc-a", "");
+  encrypted.encryption_kms_id = "secrets-metadata";
+  auto claim = pool.Claim(encrypted);
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  EXPECT_EQ(claim->reservation.encryption, (JournalEncryption{"secrets-metadata", "block"}));
+  EXPECT_EQ(pool.store.objects[VolumeObject(kUuid1)]["csi.volume.encryptKMS"], "secrets-metadata");
+  EXPECT_EQ(pool.store.objects[VolumeObject(kUuid1)]["csi.volume.encryptionType"], "block");
+  const auto journal = pool.store.objects;
+
+  auto again = pool.Claim(encrypted);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->fresh);
+  EXPECT_EQ(again->reservation, claim->reservation);
+
+  CreateVolumeParams plain = Params("pvc-a", "");
+  CreateVolumeParams other_kms = Params("pvc-a", "");
+  other_kms.encryption_kms_id = "default";
+  for (const CreateVolumeParams* repeat : {&plain, &other_kms}) {
+    auto refused = pool.Claim(*repeat);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), Code::kAlreadyExists) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("KMS 'secrets-metadata'"), std::string::npos);
+  }
+  // An unencrypted name asked for again encrypted.
+  ASSERT_TRUE(pool.Claim(Params("pvc-b", "")).ok());
+  CreateVolumeParams now_encrypted = Params("pvc-b", "");
+  now_encrypted.encryption_kms_id = "default";
+  EXPECT_EQ(pool.Claim(now_encrypted).status().code(), Code::kAlreadyExists);
+  pool.store.objects.erase(VolumeObject(kUuid2));
+  pool.store.objects["csi.volumes.default"].erase("csi.volume.pvc-b");
+  EXPECT_EQ(pool.store.objects, journal) << "a refused repeat wrote omap keys";
 }
 
 TEST(VolumeClaim, AFailedLookForTheImageReservesNothing) {

@@ -27,7 +27,8 @@ TEST(ParameterNames, EveryHonouredOneAndTheProvisionersFamilyPass) {
                    {"dataPool", "ec"}, {"imageFeatures", "layering"}, {"objectSize", "8388608"},
                    {"stripeUnit", "65536"}, {"stripeCount", "4"}, {"volumeNamePrefix", "k8s-"},
                    {"mounter", "rbd-nbd"}, {"mapOptions", "nbd:try-netlink"}, {"unmapOptions", "nbd:force"},
-                   {"nbdkeeper.io/imageName", "img"}, {"thickProvision", "false"}, {"encrypted", "False"},
+                   {"nbdkeeper.io/imageName", "img"}, {"thickProvision", "false"}, {"encrypted", "True"},
+                   {"encryptionType", "block"}, {"encryptionKMSID", "kms-1"},
                    {"tryOtherMounters", "0"}, {"csi.storage.k8s.io/pvc/name", "data"},
                    {"csi.storage.k8s.io/pvc/namespace", "db"}, {"csi.storage.k8s.io/pv/name", "pvc-1"},
                    {"csi.storage.k8s.io/fstype", "ext4"}, {"csi.storage.k8s.io/provisioner-secret-name", "s"},
@@ -56,16 +57,58 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
 }
 
 TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
-  for (const char* name : {"encryptionKMSID", "encryptionType", "topologyConstrainedPools", "mkfsOptions",
-                           "cephLogDir", "cephLogStrategy", "snapshotNamePrefix", "MaxReadIOPS", "MaxWriteIOPS",
-                           "MaxReadBytesPerSecond", "MaxWriteBytesPerSecond"}) {
+  for (const char* name : {"topologyConstrainedPools", "mkfsOptions", "cephLogDir", "cephLogStrategy",
+                           "snapshotNamePrefix", "MaxReadIOPS", "MaxWriteIOPS", "MaxReadBytesPerSecond",
+                           "MaxWriteBytesPerSecond"}) {
     ExpectRefused(CheckParameterNames(Params({{name, "x"}})), name, "not supported");
   }
-  for (const char* name : {"thickProvision", "encrypted", "tryOtherMounters"}) {
+  for (const char* name : {"thickProvision", "tryOtherMounters"}) {
     for (const char* yes : {"true", "True", "1", "t"}) {
       ExpectRefused(CheckParameterNames(Params({{name, yes}})), name, "not supported");
     }
     ExpectRefused(CheckParameterNames(Params({{name, "yes"}})), name, "is not a boolean");
+  }
+}
+
+// As ceph-csi's ParseEncryptionOpts: encrypted by strconv.ParseBool; the
+// other two read only when it is true.
+TEST(Encryption, EncryptedIsAGoBooleanAndTheKmsIdDefaultsToDefault) {
+  for (const char* yes : {"true", "True", "TRUE", "t", "T", "1"}) {
+    auto kms = ParseEncryptionKmsId(Params({{"encrypted", yes}}));
+    ASSERT_TRUE(kms.ok()) << yes << ": " << kms.status().ToString();
+    EXPECT_EQ(*kms, std::optional<std::string>("default")) << yes;
+  }
+  for (const char* no : {"false", "False", "FALSE", "f", "F", "0"}) {
+    // Not encrypted: encryptionType and encryptionKMSID are not read, as in
+    // ceph-csi, whatever they say.
+    auto kms = ParseEncryptionKmsId(Params({{"encrypted", no}, {"encryptionType", "file"}, {"encryptionKMSID", "v"}}));
+    ASSERT_TRUE(kms.ok()) << no << ": " << kms.status().ToString();
+    EXPECT_EQ(*kms, std::nullopt) << no;
+  }
+  auto absent = ParseEncryptionKmsId(Params({{"encryptionType", ""}, {"encryptionKMSID", "v"}}));
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(*absent, std::nullopt);
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", ""}})),
+            std::optional<std::string>("default"));
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", "secrets-metadata"}})),
+            std::optional<std::string>("secrets-metadata"));
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "1"}, {"encryptionType", "block"}})),
+            std::optional<std::string>("default"));
+}
+
+TEST(Encryption, RefusalsNameTheField) {
+  const std::pair<VolumeParameters, std::pair<const char*, const char*>> cases[] = {
+      {Params({{"encrypted", "yes"}}), {"encrypted", "'yes' is not a boolean"}},
+      {Params({{"encrypted", ""}}), {"encrypted", "is not a boolean"}},
+      {Params({{"encrypted", " true"}}), {"encrypted", "is not a boolean"}},
+      // Present but empty is ceph-csi's EncryptionTypeInvalid.
+      {Params({{"encrypted", "true"}, {"encryptionType", ""}}), {"encryptionType", "empty"}},
+      {Params({{"encrypted", "true"}, {"encryptionType", "file"}}), {"encryptionType", "fscrypt not supported"}},
+      {Params({{"encrypted", "true"}, {"encryptionType", "BLOCK"}}), {"encryptionType", "neither block nor file"}},
+      {Params({{"encrypted", "true"}, {"encryptionType", "luks"}}), {"encryptionType", "'luks'"}},
+  };
+  for (const auto& [params, expected] : cases) {
+    ExpectRefused(ParseEncryptionKmsId(params).status(), expected.first, expected.second);
   }
 }
 
