@@ -2,6 +2,7 @@
 # ceph-csi's config.json, the image-meta stash and request validation.
 add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
+  ${CMAKE_CURRENT_LIST_DIR}/encryption_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc

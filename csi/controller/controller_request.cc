@@ -180,7 +180,7 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   auto unmap = UnmapOptionsCsv(out.unmap_options);
   if (!unmap.ok()) return unmap.status().WithContext("parameters.unmapOptions");
   out.metadata = VolumeMetadataOf(p);
-  auto kms_id = ParseEncryptionKmsId(p);
+  auto kms_id = ParseEncryptionKmsId(p, "parameters.");
   if (!kms_id.ok()) return kms_id.status();
   out.encryption_kms_id = std::move(*kms_id);
 

@@ -10,7 +10,6 @@
 #include "base/quote_field.h"
 #include "base/text_rules.h"
 #include "ceph/image_spec.h"
-#include "encryption/kms_config.h"
 
 namespace nbdk {
 namespace {
@@ -116,29 +115,6 @@ Status CheckParameterNames(const VolumeParameters& params) {
     return Status::InvalidArgument(Field(name) + ": not supported: " + std::string(known->why));
   }
   return Status::Ok();
-}
-
-Result<std::optional<std::string>> ParseEncryptionKmsId(const VolumeParameters& params) {
-  auto encrypted = params.find("encrypted");
-  if (encrypted == params.end()) return std::optional<std::string>();
-  std::optional<bool> on = GoBool(encrypted->second);
-  if (!on) {
-    return Status::InvalidArgument("parameters.encrypted: " + QuoteField(encrypted->second) + " is not a boolean");
-  }
-  if (!*on) return std::optional<std::string>();
-  if (auto type = params.find("encryptionType"); type != params.end()) {
-    const std::string& name = type->second;
-    if (name.empty()) return Status::InvalidArgument("parameters.encryptionType: empty (block, or absent for block)");
-    if (name == "file") {
-      return Status::InvalidArgument("parameters.encryptionType: 'file': fscrypt not supported (block is: LUKS2)");
-    }
-    if (name != kBlockEncryptionType) {
-      return Status::InvalidArgument("parameters.encryptionType: " + QuoteField(name) + " is neither block nor file");
-    }
-  }
-  auto kms = params.find("encryptionKMSID");
-  if (kms == params.end() || kms->second.empty()) return std::optional<std::string>(std::string(kDefaultKmsId));
-  return std::optional<std::string>(kms->second);
 }
 
 Result<uint64_t> ParseImageFeatures(std::string_view csv) {

@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "ceph/rbd_image.h"
+#include "csi/encryption_options.h"
 #include "csi/proto/csi.pb.h"
 
 namespace nbdk {
@@ -43,20 +44,6 @@ inline constexpr char kPvNameKey[] = "csi.storage.k8s.io/pv/name";
 // tryOtherMounters) are refused only when true, as Go's strconv.ParseBool
 // reads them.
 Status CheckParameterNames(const VolumeParameters& params);
-
-// ceph-csi's encryptionType of LUKS (the only one nbdkeeper serves), as the
-// journal records it.
-inline constexpr char kBlockEncryptionType[] = "block";
-
-// encrypted, encryptionType and encryptionKMSID as ceph-csi reads them
-// (ParseEncryptionOpts, FetchEncryptionKMSID, FetchEncryptionType): nullopt
-// when encrypted is absent or false, and then the other two are not read,
-// as in ceph-csi; else the KMS ID, "default" when encryptionKMSID is absent
-// or empty (encryption/kms_config.h resolves it). encryptionType absent is
-// block. InvalidArgument naming the field: encrypted not a Go boolean;
-// encryptionType present but empty, "file" (fscrypt is not supported), or
-// neither block nor file.
-Result<std::optional<std::string>> ParseEncryptionKmsId(const VolumeParameters& params);
 
 // "layering,exclusive-lock" -> RBD_FEATURE_* bits; the field is named
 // "parameters.imageFeatures" in errors. An empty list is no features.

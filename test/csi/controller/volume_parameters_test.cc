@@ -74,25 +74,25 @@ TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
 // other two read only when it is true.
 TEST(Encryption, EncryptedIsAGoBooleanAndTheKmsIdDefaultsToDefault) {
   for (const char* yes : {"true", "True", "TRUE", "t", "T", "1"}) {
-    auto kms = ParseEncryptionKmsId(Params({{"encrypted", yes}}));
+    auto kms = ParseEncryptionKmsId(Params({{"encrypted", yes}}), "parameters.");
     ASSERT_TRUE(kms.ok()) << yes << ": " << kms.status().ToString();
     EXPECT_EQ(*kms, std::optional<std::string>("default")) << yes;
   }
   for (const char* no : {"false", "False", "FALSE", "f", "F", "0"}) {
     // Not encrypted: encryptionType and encryptionKMSID are not read, as in
     // ceph-csi, whatever they say.
-    auto kms = ParseEncryptionKmsId(Params({{"encrypted", no}, {"encryptionType", "file"}, {"encryptionKMSID", "v"}}));
+    auto kms = ParseEncryptionKmsId(Params({{"encrypted", no}, {"encryptionType", "file"}, {"encryptionKMSID", "v"}}), "parameters.");
     ASSERT_TRUE(kms.ok()) << no << ": " << kms.status().ToString();
     EXPECT_EQ(*kms, std::nullopt) << no;
   }
-  auto absent = ParseEncryptionKmsId(Params({{"encryptionType", ""}, {"encryptionKMSID", "v"}}));
+  auto absent = ParseEncryptionKmsId(Params({{"encryptionType", ""}, {"encryptionKMSID", "v"}}), "parameters.");
   ASSERT_TRUE(absent.ok());
   EXPECT_EQ(*absent, std::nullopt);
-  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", ""}})),
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", ""}}), "parameters."),
             std::optional<std::string>("default"));
-  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", "secrets-metadata"}})),
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", "secrets-metadata"}}), "parameters."),
             std::optional<std::string>("secrets-metadata"));
-  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "1"}, {"encryptionType", "block"}})),
+  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "1"}, {"encryptionType", "block"}}), "parameters."),
             std::optional<std::string>("default"));
 }
 
@@ -108,7 +108,7 @@ TEST(Encryption, RefusalsNameTheField) {
       {Params({{"encrypted", "true"}, {"encryptionType", "luks"}}), {"encryptionType", "'luks'"}},
   };
   for (const auto& [params, expected] : cases) {
-    ExpectRefused(ParseEncryptionKmsId(params).status(), expected.first, expected.second);
+    ExpectRefused(ParseEncryptionKmsId(params, "parameters.").status(), expected.first, expected.second);
   }
 }
 
