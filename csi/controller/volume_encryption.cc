@@ -8,8 +8,6 @@
 namespace nbdk {
 namespace {
 
-constexpr std::string_view kSpace = " \t\n\v\f\r";
-
 std::string Describe(const KmsSettings& kms) {
   return "KMS " + QuoteField(kms.kms_id) + " (type " + std::string(KmsTypeName(kms.type)) + ")";
 }
@@ -20,15 +18,6 @@ std::string Describe(const JournalEncryption& recorded) {
 
 std::string DescribeRequest(const std::optional<std::string>& kms_id) {
   return kms_id ? "encrypted with KMS " + QuoteField(*kms_id) : "unencrypted";
-}
-
-// `key`, else the key a release before v3.4 wrote (ceph-csi migrates it on
-// read; a copy reads it and leaves the source alone).
-Result<std::optional<std::string>> GetEither(ImageMetadata& metadata, const std::string& image,
-                                             const std::string& key, const std::string& legacy_key) {
-  auto value = metadata.Get(image, key);
-  if (!value.ok() || *value) return value;
-  return metadata.Get(image, legacy_key);
 }
 
 Status WrapNewPassphrase(const EncryptedImage& target, const SecretBytes& encryption_passphrase) {
@@ -54,20 +43,11 @@ Status MarkPrepared(const EncryptedImage& target) {
   return target.metadata->Set(target.image, kEncryptionStateKey, kEncryptionPrepared);
 }
 
-// The source's passphrase: the secret itself (default), or its dek opened
-// under its own ID (metadata).
+// The source's passphrase, named as the source in errors.
 Result<SecretBytes> SourcePassphrase(const EncryptedImage& source, const SecretBytes& encryption_passphrase) {
-  if (source.kms == KmsType::kDefault) return SecretBytes::CopyOf(encryption_passphrase.Reveal());
-  const std::string what = "source " + QuoteField(source.id) + ": image " + source.image;
-  auto stored = GetEither(*source.metadata, source.image, std::string(kWrappedKeyMetadataKey),
-                          kLegacyWrappedKeyMetadataKey);
-  if (!stored.ok()) return stored.status();
-  if (!*stored) {
-    return Status::FailedPrecondition(what + ": no " + std::string(kWrappedKeyMetadataKey) +
-                                      ", though its KMS keeps the key there");
-  }
-  auto passphrase = UnwrapVolumePassphrase(**stored, encryption_passphrase, source.id);
-  if (!passphrase.ok()) return passphrase.status().WithContext(what);
+  auto passphrase =
+      ReadVolumePassphrase(*source.metadata, source.image, source.id, source.kms, encryption_passphrase);
+  if (!passphrase.ok()) return passphrase.status().WithContext("source");
   return passphrase;
 }
 
@@ -88,17 +68,13 @@ Status CopyState(const EncryptedImage& source, const EncryptedImage& target) {
   auto current = target.metadata->Get(target.image, kEncryptionStateKey);
   if (!current.ok()) return current.status();
   if (*current) return Status::Ok();
-  auto state = GetEither(*source.metadata, source.image, kEncryptionStateKey, kLegacyEncryptionStateKey);
+  auto state = ReadEncryptionState(*source.metadata, source.image);
   if (!state.ok()) return state.status();
   if (!*state) {
     return Status::FailedPrecondition("source " + QuoteField(source.id) + ": image " + source.image + ": no " +
                                       kEncryptionStateKey + ", though its journal says it is encrypted");
   }
-  // ceph-csi reads the state with its surrounding whitespace trimmed.
-  std::string_view value = **state;
-  value.remove_prefix(std::min(value.find_first_not_of(kSpace), value.size()));
-  value.remove_suffix(value.size() - std::min(value.find_last_not_of(kSpace) + 1, value.size()));
-  return target.metadata->Set(target.image, kEncryptionStateKey, std::string(value));
+  return target.metadata->Set(target.image, kEncryptionStateKey, **state);
 }
 
 }  // namespace

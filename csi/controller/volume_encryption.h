@@ -35,19 +35,11 @@
 #include "csi/controller/controller_request.h"
 #include "csi/controller/omap_volume_journal.h"
 #include "csi/controller/rbd_steps.h"
+#include "csi/image_encryption.h"
 #include "encryption/kms_config.h"
 #include "encryption/volume_passphrase.h"
 
 namespace nbdk {
-
-// ceph-csi's image metadata key of the encryption state and its value
-// before the first format (internal/rbd/encryption.go:51, :54); releases
-// before v3.4 wrote the keys with a leading '.', which ceph-csi still reads
-// (:55, :60).
-inline constexpr char kEncryptionStateKey[] = "rbd.csi.ceph.com/encrypted";
-inline constexpr char kLegacyEncryptionStateKey[] = ".rbd.csi.ceph.com/encrypted";
-inline constexpr char kLegacyWrappedKeyMetadataKey[] = ".rbd.csi.ceph.com/dek";
-inline constexpr char kEncryptionPrepared[] = "encryptionPrepared";
 
 // Resolves a KMS ID through ceph-csi's KMS config (ResolveKms on the
 // daemon's --kms-config). BLOCKING.
