@@ -9,6 +9,8 @@
 #include "csi/node_env.h"
 #include "csi/staged_volumes.h"
 #include "base/event_loop.h"
+#include "encryption/kms_config.h"
+#include "encryption/luks_volume.h"
 #include "ceph/rados_clients.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/supervisor.h"
@@ -23,6 +25,8 @@ struct NodeOptions {
   std::string mountinfo_path = "/proc/self/mountinfo";
   std::string sysfs_root = kSysfsRoot;
   ResolveOptions resolve;
+  // ceph-csi's KMS config for encrypted volumes (encryption/kms_config.h).
+  std::string kms_config_path = std::string(kKmsConfigPath);
   std::string boot_id;
   int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported
 };
@@ -39,6 +43,12 @@ struct NodeContext {
   // volume could map it twice).
   bool healed = false;
 };
+
+// The block device a staged volume's filesystem or bind mount sits on: its
+// LUKS mapper when it is encrypted, else its nbd device.
+inline std::string StagedDevice(const VolumeRecord& record) {
+  return record.luks_mapper.empty() ? record.nbd_device : LuksMapperPath(record.luks_mapper);
+}
 
 // Where a staged volume lives under its staging path: the filesystem's
 // mount point, or the file a block device is bind-mounted on.

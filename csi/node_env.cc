@@ -2,6 +2,7 @@
 
 #include "csi/device_users.h"
 #include "csi/key_file.h"
+#include "encryption/luks_volume.h"
 
 namespace nbdk {
 
@@ -64,6 +65,33 @@ void SystemNodeEnv::CheckDeviceUnused(const std::string& device, const std::stri
       loop_,
       [device, mountinfo_path, sysfs_root] { return nbdk::CheckDeviceUnused(device, mountinfo_path, sysfs_root); },
       std::move(done));
+}
+
+// LUKS calls hold a pool thread each, and libcryptsetup's lock makes them
+// wait for one another (encryption/luks_volume.h): a few encrypted stages
+// at once delay other blocking work by seconds, never by a PBKDF each.
+void SystemNodeEnv::FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
+                               StatusCallback done) {
+  RunBlockingStatus(
+      loop_, [device, passphrase] { return nbdk::FormatLuks(device, *passphrase); }, std::move(done));
+}
+
+void SystemNodeEnv::OpenLuks(const std::string& device, const std::string& mapper,
+                             std::shared_ptr<const SecretBytes> passphrase, StatusCallback done) {
+  RunBlockingStatus(
+      loop_, [device, mapper, passphrase] { return nbdk::OpenLuks(device, mapper, *passphrase); }, std::move(done));
+}
+
+void SystemNodeEnv::CloseLuks(const std::string& mapper, StatusCallback done) {
+  RunBlockingStatus(loop_, [mapper] { return nbdk::CloseLuks(mapper); }, std::move(done));
+}
+
+void SystemNodeEnv::ResizeLuks(const std::string& mapper, StatusCallback done) {
+  RunBlockingStatus(loop_, [mapper] { return nbdk::ResizeLuks(mapper); }, std::move(done));
+}
+
+void SystemNodeEnv::LuksBacking(const std::string& mapper, ResultCallback<std::string> done) {
+  RunBlockingResult<std::string>(loop_, [mapper] { return ActiveLuksBacking(mapper); }, std::move(done));
 }
 
 }  // namespace nbdk

@@ -1,18 +1,20 @@
 // NodeEnv: the host's side of the CSI Node operations - key files, the
-// image-meta stash, mount points, the device probe, mkfs and mounts - behind
+// image-meta stash, mount points, the device probe, mkfs, mounts and LUKS - behind
 // one interface, so that a test can make any of those steps fail (LevelDB's
 // Env, kept to what the Node operations do). Mapping has its own seam (the
 // Supervisor runs the rbd-nbd its config names) and so has the node journal
 // (JournalFs).
 //
 // Each call does what the function of the same name does (csi/key_file.h,
-// csi/stash.h, csi/confined_path.h, csi/filesystem.h, csi/device_users.h),
+// csi/stash.h, csi/confined_path.h, csi/filesystem.h, csi/device_users.h,
+// encryption/luks_volume.h; LuksBacking is ActiveLuksBacking),
 // never on the loop: blocking work runs through RunBlocking, commands
 // through RunCommand. Loop thread only; `done` runs once, later, on the
 // loop thread.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "base/command.h"
 #include "base/event_loop.h"
 #include "base/status.h"
+#include "encryption/volume_passphrase.h"
 
 namespace nbdk {
 
@@ -58,6 +61,15 @@ class NodeEnv {
   // FailedPrecondition naming the mounts or holders of `device`.
   virtual void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
                                  const std::string& sysfs_root, StatusCallback done) = 0;
+  // A volume's LUKS container (encryption/luks_volume.h). The passphrase
+  // is shared, not copied, and outlives the call.
+  virtual void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
+                          StatusCallback done) = 0;
+  virtual void OpenLuks(const std::string& device, const std::string& mapper,
+                        std::shared_ptr<const SecretBytes> passphrase, StatusCallback done) = 0;
+  virtual void CloseLuks(const std::string& mapper, StatusCallback done) = 0;
+  virtual void ResizeLuks(const std::string& mapper, StatusCallback done) = 0;
+  virtual void LuksBacking(const std::string& mapper, ResultCallback<std::string> done) = 0;
 };
 
 // The real host. `loop` must outlive it.
@@ -83,6 +95,13 @@ class SystemNodeEnv : public NodeEnv {
   void Unmount(const std::string& target, StatusCallback done) override;
   void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path, const std::string& sysfs_root,
                          StatusCallback done) override;
+  void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
+                  StatusCallback done) override;
+  void OpenLuks(const std::string& device, const std::string& mapper, std::shared_ptr<const SecretBytes> passphrase,
+                StatusCallback done) override;
+  void CloseLuks(const std::string& mapper, StatusCallback done) override;
+  void ResizeLuks(const std::string& mapper, StatusCallback done) override;
+  void LuksBacking(const std::string& mapper, ResultCallback<std::string> done) override;
 
  private:
   EventLoop& loop_;

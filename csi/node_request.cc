@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "csi/encryption_options.h"
 #include "csi/map_options.h"
 #include "base/quote_field.h"
 #include "base/text_rules.h"
@@ -103,11 +104,9 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
     if (!is_static.ok()) return is_static.status();
     out->static_volume = *is_static;
   }
-  if (auto it = ctx.find("encrypted"); it != ctx.end()) {
-    auto encrypted = ParseGoBool("encrypted", it->second);
-    if (!encrypted.ok()) return encrypted.status();
-    if (*encrypted) return Status::InvalidArgument("volume_context: encrypted: encrypted volumes are not supported");
-  }
+  auto kms_id = ParseEncryptionKmsId(ctx, "volume_context: ");
+  if (!kms_id.ok()) return kms_id.status();
+  if (*kms_id) out->encryption = StageEncryption{std::move(**kms_id), nullptr};
   if (auto it = ctx.find("mounter"); it != ctx.end() && !it->second.empty() && it->second != "rbd-nbd") {
     return Status::InvalidArgument("volume_context: mounter: " + QuoteField(it->second) +
                                    " is not supported: nbdkeeper maps with rbd-nbd only");
@@ -165,6 +164,14 @@ Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& re
   out.capability = std::move(cap).value();
   NBDK_RETURN_IF_ERROR(ParseSecrets(request.secrets(), &out));
   NBDK_RETURN_IF_ERROR(ParseVolumeContext(request.volume_context(), &out));
+  if (out.encryption) {
+    SecretBytes secret = ReadEncryptionPassphrase(request.secrets());
+    if (secret.empty()) {
+      return Status::InvalidArgument("secrets: encryptionPassphrase: required for an encrypted volume (KMS " +
+                                     QuoteField(out.encryption->kms_id) + ")");
+    }
+    out.encryption->passphrase = std::make_shared<const SecretBytes>(std::move(secret));
+  }
   return out;
 }
 

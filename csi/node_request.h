@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
 #include "base/status.h"
+#include "encryption/volume_passphrase.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -44,7 +46,18 @@ namespace nbdk {
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form; the nbd
 //    part of mapOptions becomes allow-listed rbd-nbd arguments
 //    (supervisor/rbd_nbd_options.h); unmapOptions is only kept for the stash.
-//  - encrypted: "true" is InvalidArgument (no LUKS support).
+//  - encrypted, encryptionType, encryptionKMSID: a LUKS2 volume in
+//    ceph-csi's format (csi/encryption_options.h reads them, as the
+//    Controller does); its secret encryptionPassphrase is then required.
+
+// An encrypted volume's KMS and the request's secret for it.
+struct StageEncryption {
+  std::string kms_id;  // "default" for an absent or empty encryptionKMSID
+  // SECRET (the request's encryptionPassphrase): shared, never copied,
+  // wiped with its last holder.
+  std::shared_ptr<const SecretBytes> passphrase;
+};
+
 struct StageRequest {
   std::string volume_id;
   std::string staging_target_path;
@@ -63,6 +76,7 @@ struct StageRequest {
   std::string rados_namespace;  // "" means: take it from the cluster config
   std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
   std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
+  std::optional<StageEncryption> encryption;  // nullopt: not encrypted
 };
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);
 

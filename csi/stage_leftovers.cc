@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "csi/confined_path.h"
+#include "csi/luks_stage.h"
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
 
@@ -22,16 +23,29 @@ void UnmapDevices(NodeContext& node, std::shared_ptr<std::vector<int>> devices, 
 
 }  // namespace
 
+// An encrypted volume's mapper holds its device: it is closed first (a
+// stage may have opened it before it died).
 void UnmapStageLeftovers(NodeContext& node, const VolumeRecord& record, std::function<void(Status)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
-  if (node.supervisor.Snapshot(record.volume_id)) return node.supervisor.Unmap(record.volume_id, done);
   NodeContext* n = &node;
+  if (auto snap = node.supervisor.Snapshot(record.volume_id)) {
+    return CloseVolumeLuks(node, record.volume_id, {snap->device}, [n, id = record.volume_id, done](Status s) {
+      if (!s.ok()) return done(s);
+      n->supervisor.Unmap(id, done);
+    });
+  }
   std::string cookie = record.cookie.empty() ? record.volume_id : record.cookie;
   RunBlockingResult<std::vector<int>>(
       node.loop, [cookie, sysfs = node.options.sysfs_root] { return NbdDevicesWithCookie(cookie, sysfs); },
-      [n, done](Result<std::vector<int>> devices) {
+      [n, id = record.volume_id, done](Result<std::vector<int>> devices) {
         if (!devices.ok()) return done(devices.status());
-        UnmapDevices(*n, std::make_shared<std::vector<int>>(std::move(*devices)), 0, done);
+        auto indexes = std::make_shared<std::vector<int>>(std::move(*devices));
+        std::vector<std::string> paths;
+        for (int index : *indexes) paths.push_back(NbdDevicePath(index));
+        CloseVolumeLuks(*n, id, std::move(paths), [n, indexes, done](Status s) {
+          if (!s.ok()) return done(s);
+          UnmapDevices(*n, indexes, 0, done);
+        });
       });
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "csi/confined_path.h"
+#include "csi/luks_stage.h"
 #include "csi/mount_flags.h"
 #include "csi/stage_leftovers.h"
 #include "csi/stage_rules.h"
@@ -110,6 +111,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.keyfile_path = keyfile_;
     r.ceph_conf_path = image.ceph_conf;
     r.nbd_device = device_;
+    r.luks_mapper = mapper_;
     r.cookie = req_.volume_id;
     r.map_options = req_.map_options;
     r.fs_type = req_.capability.fs_type;
@@ -148,6 +150,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     st.image = resolved_.image.image;
     st.unmap_options = req_.unmap_options_csv;
     st.device = device_;
+    st.encrypted = req_.encryption.has_value();
     st.cluster_id = resolved_.cluster_id;
     st.cookie = req_.volume_id;
     return st;
@@ -181,9 +184,23 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
       if (!device.ok()) return self->Fail(device.status());
       self->device_ = *device;
       self->undo_.push_back({"unmap", &StageTransaction::UndoMap});
+      if (self->req_.encryption) return self->OpenLuks();
       self->MakeMountPoint();
     });
   }
+
+  void OpenLuks() {
+    auto self = shared_from_this();
+    OpenStagedLuks(node_, req_, resolved_, device_, [self](Result<std::string> mapper) {
+      if (!mapper.ok()) return self->Fail(mapper.status());
+      self->mapper_ = *mapper;
+      self->undo_.push_back({"close LUKS mapper", &StageTransaction::UndoLuks});
+      self->MakeMountPoint();
+    });
+  }
+
+  // What the filesystem or the bind mount sits on.
+  std::string VolumeDevice() const { return mapper_.empty() ? device_ : LuksMapperPath(mapper_); }
 
   void MakeMountPoint() {
     auto self = shared_from_this();
@@ -203,7 +220,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void MountBlock() {
     auto self = shared_from_this();
-    node_.host.BindMount(device_, mount_point_, req_.capability.read_only, {}, [self](Status s) {
+    node_.host.BindMount(VolumeDevice(), mount_point_, req_.capability.read_only, {}, [self](Status s) {
       if (!s.ok()) return self->Fail(s);
       self->undo_.push_back({"unmount", &StageTransaction::UndoMount});
       self->JournalStaged();
@@ -212,7 +229,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
 
   void ProbeFs() {
     auto self = shared_from_this();
-    node_.host.ProbeDevice(device_, [self](Result<DeviceSignature> sig) {
+    node_.host.ProbeDevice(VolumeDevice(), [self](Result<DeviceSignature> sig) {
       if (!sig.ok()) return self->Fail(sig.status());
       const std::string& want = self->req_.capability.fs_type;
       if (sig->blank()) {
@@ -220,8 +237,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
           return self->Fail(Status::FailedPrecondition("volume " + self->req_.volume_id +
                                                        " has no filesystem and is staged read-only"));
         }
-        NBDK_LOG_INFO("mkfs", {{"volume", self->req_.volume_id}, {"device", self->device_}, {"fs_type", want}});
-        return self->node_.host.MakeFilesystem(want, self->device_, [self](Status s) {
+        NBDK_LOG_INFO("mkfs", {{"volume", self->req_.volume_id}, {"device", self->VolumeDevice()}, {"fs_type", want}});
+        return self->node_.host.MakeFilesystem(want, self->VolumeDevice(), [self](Status s) {
           if (!s.ok()) return self->Fail(s);
           self->MountFs();
         });
@@ -238,7 +255,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   void MountFs() {
     std::vector<std::string> options = StagingMountOptions(req_.capability.mount_options, req_.capability.read_only);
     auto self = shared_from_this();
-    node_.host.Mount(req_.capability.fs_type, device_, mount_point_, options, [self](Status s) {
+    node_.host.Mount(req_.capability.fs_type, VolumeDevice(), mount_point_, options, [self](Status s) {
       if (!s.ok()) return self->Fail(s);
       self->undo_.push_back({"unmount", &StageTransaction::UndoMount});
       self->JournalStaged();
@@ -306,6 +323,15 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     });
   }
 
+  void UndoLuks(StatusCallback next) {
+    auto self = shared_from_this();
+    node_.host.CloseLuks(mapper_, [self, next](Status s) {
+      if (s.code() == Code::kNotFound) s = Status::Ok();
+      if (s.ok()) self->mapper_.clear();
+      next(s);
+    });
+  }
+
   void UndoMountPoint(StatusCallback next) {
     if (!mount_point_created_) return next(Status::Ok());
     auto self = shared_from_this();
@@ -352,6 +378,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   bool mount_point_created_ = false;
   std::string keyfile_;
   std::string device_;
+  std::string mapper_;  // an encrypted volume's open LUKS mapper
   std::vector<UndoStep> undo_;
   Status error_;
   bool journaled_ = false;      // a record of this volume is on disk

@@ -6,9 +6,11 @@
 //   journal record, state "staging" -> remove the key file, then the record
 //   stash image-meta.json           -> remove it
 //   rbd-nbd map (Supervisor)        -> unmap
+//   encrypted: the LUKS key, format when blank and prepared, open the
+//   mapper (csi/luks_stage.h)       -> close the mapper
 //   create the mount point <staging>/<volume id> -> remove it if created
 //   filesystem: probe, mkfs only when blank, mount it there;
-//   block: bind-mount the device onto it
+//   block: bind-mount the device onto it (the mapper, when encrypted)
 //                                   -> unmount
 //   journal record, state "staged" (device, pid)
 // A failing step undoes every earlier one in reverse, so a failed stage

@@ -10,6 +10,7 @@
 #include "csi/filesystem.h"
 #include "csi/key_file.h"
 #include "csi/stash.h"
+#include "netlink/nbd_resize.h"
 #include "base/log.h"
 #include "base/quote_field.h"
 
@@ -26,6 +27,14 @@ Status CheckVolumePath(const VolumeRecord& r, const std::string& path) {
   }
   return Status::NotFound("volume " + r.volume_id + " is not at " + QuoteField(path) + " (staged at " + r.staging_path +
                           ")");
+}
+
+// The size of what the volume's user sees: its nbd device, or its LUKS
+// mapper (the device less the LUKS header).
+void VolumeBytes(NodeContext& node, const VolumeRecord& record, std::function<void(Result<uint64_t>)> done) {
+  if (record.luks_mapper.empty()) return node.supervisor.DeviceBytes(record.volume_id, std::move(done));
+  RunBlockingResult<uint64_t>(node.loop, [device = StagedDevice(record)] { return BlockDeviceBytes(device); },
+                              std::move(done));
 }
 
 }  // namespace
@@ -90,7 +99,7 @@ void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGet
   // shut down by EIO): its condition is then the whole answer.
   bool abnormal = response->volume_condition().abnormal();
   if (found->block) {
-    return node.supervisor.DeviceBytes(found->volume_id, [response, abnormal, done](Result<uint64_t> size) {
+    return VolumeBytes(node, *found, [response, abnormal, done](Result<uint64_t> size) {
       if (!size.ok()) return done(abnormal ? Status::Ok() : size.status());
       auto* u = response->add_usage();
       u->set_unit(csi::v1::VolumeUsage::BYTES);
@@ -134,7 +143,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   int64_t required = request.required_bytes;
   auto report_size = [n, record, response, held, done](Status s) {
     if (!s.ok()) return done(s);
-    n->supervisor.DeviceBytes(record.volume_id, [response, done](Result<uint64_t> size) {
+    VolumeBytes(*n, record, [response, done](Result<uint64_t> size) {
       if (!size.ok()) return done(size.status());
       response->set_capacity_bytes(static_cast<int64_t>(*size));
       done(Status::Ok());
@@ -145,10 +154,17 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   // on a device that did not grow would report success for nothing.
   node.supervisor.DeviceBytes(record.volume_id, [n, record, required, report_size](Result<uint64_t> size) {
     if (!size.ok()) return report_size(size.status());
+    // The mapper grows after its device, the filesystem after both.
     auto grow_filesystem = [n, record, report_size] {
-      if (record.block) return report_size(Status::Ok());
-      GrowFilesystem(n->loop, record.fs_type, record.nbd_device,
-                     StagedMountPoint(record.staging_path, record.volume_id), report_size);
+      auto grow = [n, record, report_size](Status s) {
+        if (!s.ok() || record.block) return report_size(s);
+        GrowFilesystem(n->loop, record.fs_type, StagedDevice(record),
+                       StagedMountPoint(record.staging_path, record.volume_id), report_size);
+      };
+      if (record.luks_mapper.empty()) return grow(Status::Ok());
+      n->host.ResizeLuks(record.luks_mapper, [record, grow](Status s) {
+        grow(s.WithContext("resize " + record.luks_mapper));
+      });
     };
     if (required > 0 && *size >= static_cast<uint64_t>(required)) return grow_filesystem();
     GrowDeviceToImage(*n, record, [record, required, report_size, grow_filesystem](Result<DeviceGrowth> growth) {

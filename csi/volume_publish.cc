@@ -64,7 +64,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
     return done(Status::FailedPrecondition("volume " + request.volume_id + why + t.path));
   }
   VolumeRecord before = *found;
-  std::string source = found->block ? found->nbd_device : StagedMountPoint(found->staging_path, found->volume_id);
+  std::string source = found->block ? StagedDevice(*found) : StagedMountPoint(found->staging_path, found->volume_id);
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;
   node.host.CreateMountPoint(

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "csi/confined_path.h"
+#include "csi/luks_stage.h"
 #include "csi/mount_table.h"
 #include "csi/stage_leftovers.h"
 #include "csi/volume_operations.h"
@@ -70,6 +71,15 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
         self->ForgetVolume();
       });
     }
+    auto self = shared_from_this();
+    CloseVolumeLuks(node_, record_.volume_id, {record_.nbd_device}, [self](Status s) {
+      if (!s.ok()) return self->done_(s);
+      self->Unmap();
+    });
+  }
+
+  // The mapper is closed: nothing of ours holds the device any more.
+  void Unmap() {
     auto self = shared_from_this();
     node_.host.CheckDeviceUnused(
         record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, [self](Status s) {

@@ -78,6 +78,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     WriteJsonMember(w, "journal_state", VolumeStateName(r.state));
     WriteJsonMember(w, "access", r.block ? "block" : r.fs_type);
     WriteJsonMember(w, "staging_path", r.staging_path);
+    if (!r.luks_mapper.empty()) WriteJsonMember(w, "luks_mapper", r.luks_mapper);
     w.Key("targets");
     w.StartArray();
     for (const PublishedTarget& t : r.published_targets) WriteJsonString(w, t.path);

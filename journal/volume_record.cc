@@ -56,6 +56,13 @@ class FieldReader {
 
   bool Has(const char* name) const { return object_.FindMember(name) != object_.MemberEnd(); }
 
+  // A string member newer daemons write: absent in an older record is "".
+  Status OptionalString(const char* name, std::string* out) const {
+    out->clear();
+    if (!Has(name)) return Status::Ok();
+    return String(name, out);
+  }
+
   // An array member newer daemons write: absent in an older record is empty.
   Status OptionalStrings(const char* name, std::vector<std::string>* out) const {
     out->clear();
@@ -134,6 +141,7 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.String("keyfile_path", &r->keyfile_path));
   NBDK_RETURN_IF_ERROR(f.String("ceph_conf_path", &r->ceph_conf_path));
   NBDK_RETURN_IF_ERROR(f.String("nbd_device", &r->nbd_device));
+  NBDK_RETURN_IF_ERROR(f.OptionalString("luks_mapper", &r->luks_mapper));
   NBDK_RETURN_IF_ERROR(f.String("cookie", &r->cookie));
   NBDK_RETURN_IF_ERROR(f.Strings("map_options", &r->map_options));
   NBDK_RETURN_IF_ERROR(f.String("fs_type", &r->fs_type));
@@ -223,6 +231,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   WriteJsonMember(w, "keyfile_path", r.keyfile_path);
   WriteJsonMember(w, "ceph_conf_path", r.ceph_conf_path);
   WriteJsonMember(w, "nbd_device", r.nbd_device);
+  if (!r.luks_mapper.empty()) WriteJsonMember(w, "luks_mapper", r.luks_mapper);
   WriteJsonMember(w, "cookie", r.cookie);
   WriteJsonMember(w, "map_options", r.map_options);
   WriteJsonMember(w, "fs_type", r.fs_type);

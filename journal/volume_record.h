@@ -58,6 +58,11 @@ struct VolumeRecord {
   std::string keyfile_path;              // the key itself is never recorded
   std::string ceph_conf_path;
   std::string nbd_device;                // "/dev/nbd3"; "" before mapping
+  // An encrypted volume's open LUKS mapper on nbd_device, "luks-rbd-<id>"
+  // (encryption/luks_volume.h): what its mounts sit on. "" when it is not
+  // encrypted or not open yet; absent in older records (and written only
+  // when set).
+  std::string luks_mapper;
   std::string cookie;                    // rbd-nbd --cookie, also in sysfs
   std::vector<std::string> map_options;  // extra rbd-nbd map options
   std::string fs_type;                   // "ext4", "xfs", or "" for block
@@ -103,7 +108,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& record);
 
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
 // required and type-checked, except those added after the first release
-// (the `created` flags, the mount flags, `single_writer`, `multi_node`,
+// (the `created` flags, the mount flags, `single_writer`, `multi_node`, `luks_mapper`,
 // `rbd_clients` and `rbd_clients_before`, each CephClient::ToString text), which older
 // records lack; unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.

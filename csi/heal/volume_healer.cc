@@ -147,6 +147,11 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
 
   void MountStaging() {
     if (!Check(JournaledFlagsAllowed(), "remount")) return Finish();
+    auto self = shared_from_this();
+    CheckMapper([self] { self->RemountStaging(); });
+  }
+
+  void RemountStaging() {
     std::string mp = StagedMountPoint(record_.staging_path, record_.volume_id);
     if (FindMount(mounts_, mp) != nullptr) return MountTargets(0);
     auto self = shared_from_this();
@@ -157,17 +162,43 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
       }
       self->MountTargets(0);
     };
-    if (record_.block) return run_->node.host.BindMount(record_.nbd_device, mp, record_.read_only, {}, next);
+    if (record_.block) return run_->node.host.BindMount(StagedDevice(record_), mp, record_.read_only, {}, next);
     // As the stage mounted it, its flags included.
-    run_->node.host.Mount(record_.fs_type, record_.nbd_device, mp,
+    run_->node.host.Mount(record_.fs_type, StagedDevice(record_), mp,
                           StagingMountOptions(record_.mount_flags, record_.read_only), next);
+  }
+
+  // An encrypted volume's mounts sit on its mapper: checked, and remounted
+  // only when the journaled mapper is the volume's and is open on the volume's device
+  // (the kernel keeps it through a daemon restart; a mapper on another
+  // device is not this volume's data). Its passphrase is not kept, so a
+  // closed mapper waits for a re-stage.
+  void CheckMapper(std::function<void()> remount) {
+    if (record_.luks_mapper.empty()) return remount();
+    auto name = LuksMapperName(record_.volume_id);
+    if (!name.ok() || *name != record_.luks_mapper) {
+      Check(Status::Corruption("journaled luks_mapper " + record_.luks_mapper + " is not volume " +
+                               record_.volume_id + "'s"),
+            "remount");
+      return Finish();
+    }
+    auto self = shared_from_this();
+    run_->node.host.LuksBacking(record_.luks_mapper, [self, remount](Result<std::string> backing) {
+      Status s = backing.status();
+      if (backing.ok() && *backing != self->record_.nbd_device) {
+        s = Status::FailedPrecondition("mapper " + self->record_.luks_mapper + " is open on " + *backing +
+                                       ", not on " + self->record_.nbd_device);
+      }
+      if (!self->Check(s.WithContext("mapper " + self->record_.luks_mapper), "remount")) return self->Finish();
+      remount();
+    });
   }
 
   void MountTargets(size_t i) {
     const auto& targets = record_.published_targets;
     while (i < targets.size() && FindMount(mounts_, targets[i].path) != nullptr) ++i;
     if (i == targets.size()) return Finish();
-    std::string source = record_.block ? record_.nbd_device : StagedMountPoint(record_.staging_path, record_.volume_id);
+    std::string source = record_.block ? StagedDevice(record_) : StagedMountPoint(record_.staging_path, record_.volume_id);
     auto self = shared_from_this();
     auto next = [self, i](Status s) {
       if (self->Check(s, "remount target")) {

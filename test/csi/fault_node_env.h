@@ -1,9 +1,10 @@
 // FaultNodeEnv: a NodeEnv for host tests of the Node operations, in the
 // style of LevelDB's fault-injection Env. Key files, the stash and mount
 // points are real files under the test's directory (SystemNodeEnv); the
-// device side - probe, mkfs, mounts - is simulated: `mounted` holds the
-// paths mounted now. Fail(step) makes the next call of a step fail with
-// IoError "injected: <step>". Every call is recorded in `calls`, in order.
+// device side - probe, mkfs, mounts, LUKS - is simulated: `mounted` holds
+// the paths mounted now, `open_mappers` the LUKS mappers open now.
+// Fail(step) makes the next call of a step fail with IoError
+// "injected: <step>". Every call is recorded in `calls`, in order.
 #pragma once
 
 #include <map>
@@ -27,6 +28,7 @@ class FaultNodeEnv : public NodeEnv {
   std::set<std::string> mounted;
   bool blank = true;  // what ProbeDevice finds: nothing, or an ext4 filesystem
   std::vector<std::string> calls;
+  std::map<std::string, std::string> open_mappers;  // LUKS mapper -> its device
 
   void WriteKeyFile(const std::string& dir, const std::string& volume_id, const std::string& key,
                     ResultCallback<std::string> done) override {
@@ -85,6 +87,30 @@ class FaultNodeEnv : public NodeEnv {
                          StatusCallback done) override {
     if (Failed("CheckDeviceUnused", done)) return;
     Later(done, Status::Ok());
+  }
+  void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes>, StatusCallback done) override {
+    if (Failed("FormatLuks", done)) return;
+    Later(done, Status::Ok());
+  }
+  void OpenLuks(const std::string& device, const std::string& mapper, std::shared_ptr<const SecretBytes>,
+                StatusCallback done) override {
+    if (Failed("OpenLuks", done)) return;
+    open_mappers[mapper] = device;
+    Later(done, Status::Ok());
+  }
+  void CloseLuks(const std::string& mapper, StatusCallback done) override {
+    if (Failed("CloseLuks", done)) return;
+    Later(done, open_mappers.erase(mapper) == 1 ? Status::Ok() : Status::NotFound("no mapper " + mapper));
+  }
+  void ResizeLuks(const std::string& mapper, StatusCallback done) override {
+    if (Failed("ResizeLuks", done)) return;
+    Later(done, open_mappers.count(mapper) == 1 ? Status::Ok() : Status::NotFound("no mapper " + mapper));
+  }
+  void LuksBacking(const std::string& mapper, ResultCallback<std::string> done) override {
+    if (Failed("LuksBacking", done)) return;
+    auto it = open_mappers.find(mapper);
+    if (it == open_mappers.end()) return Later(done, Result<std::string>(Status::NotFound("no mapper " + mapper)));
+    Later(done, Result<std::string>(it->second));
   }
 
  private:

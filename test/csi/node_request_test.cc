@@ -46,6 +46,44 @@ void ExpectError(const Result<T>& r, Code code, std::string_view mentions) {
       << "'" << r.status().message() << "' should mention '" << mentions << "'";
 }
 
+TEST(StageRequestTest, AnEncryptedVolumeCarriesItsKmsAndTheSecretOnlyInItsHolder) {
+  auto req = ValidStage();
+  (*req.mutable_volume_context())["encrypted"] = "true";
+  (*req.mutable_volume_context())["encryptionKMSID"] = "secrets-metadata";
+  (*req.mutable_secrets())["encryptionPassphrase"] = "SECRET-passphrase ";
+  auto r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->encryption.has_value());
+  EXPECT_EQ(r->encryption->kms_id, "secrets-metadata");
+  ASSERT_NE(r->encryption->passphrase, nullptr);
+  EXPECT_EQ(r->encryption->passphrase->Reveal(), "SECRET-passphrase ");  // every byte counts
+
+  (*req.mutable_volume_context())["encryptionKMSID"] = "";
+  (*req.mutable_volume_context())["encryptionType"] = "block";
+  r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->encryption->kms_id, "default");
+
+  (*req.mutable_volume_context())["encrypted"] = "false";
+  r = ParseStageRequest(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->encryption.has_value());
+  EXPECT_FALSE(ParseStageRequest(ValidStage())->encryption.has_value());
+}
+
+TEST(StageRequestTest, AnEncryptionErrorNeverShowsTheSecret) {
+  for (const char* type : {"file", "luks", ""}) {
+    auto req = ValidStage();
+    (*req.mutable_volume_context())["encrypted"] = "true";
+    (*req.mutable_volume_context())["encryptionType"] = type;
+    (*req.mutable_secrets())["encryptionPassphrase"] = "SECRET-passphrase";
+    auto r = ParseStageRequest(req);
+    ASSERT_FALSE(r.ok()) << type;
+    EXPECT_NE(r.status().message().find("encryptionType"), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().find("SECRET"), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(StageRequestTest, ParsesADynamicCephCsiVolume) {
   auto r = ParseStageRequest(ValidStage());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -154,7 +192,15 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
        }, kInvalid, "volume_context: clusterID: required"},
       {"krbd mounter", [&](auto* r) { (*ctx(r))["mounter"] = "rbd"; }, kInvalid,
        "volume_context: mounter: 'rbd' is not supported"},
-      {"encrypted", [&](auto* r) { (*ctx(r))["encrypted"] = "true"; }, kInvalid, "volume_context: encrypted"},
+      {"encrypted without its secret", [&](auto* r) { (*ctx(r))["encrypted"] = "true"; }, kInvalid,
+       "secrets: encryptionPassphrase: required for an encrypted volume (KMS 'default')"},
+      {"encrypted not a boolean", [&](auto* r) { (*ctx(r))["encrypted"] = "yes"; }, kInvalid,
+       "volume_context: encrypted: 'yes' is not a boolean"},
+      {"fscrypt", [&](auto* r) {
+         (*ctx(r))["encrypted"] = "true";
+         (*ctx(r))["encryptionType"] = "file";
+         (*r->mutable_secrets())["encryptionPassphrase"] = "s";
+       }, kInvalid, "volume_context: encryptionType: 'file': fscrypt not supported"},
       {"no imageName nor clusterID", [&](auto* r) {
          ctx(r)->erase("imageName");
          ctx(r)->erase("clusterID");

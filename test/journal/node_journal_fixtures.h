@@ -77,6 +77,7 @@ inline VolumeRecord FullRecord(const std::string& volume_id) {
   r.published_targets = {{"/var/lib/kubelet/pods/a/volumes/mount", false, false, {"noatime"}},
                          {"/var/lib/kubelet/pods/b/mount", true, false, {}, true}};
   r.multi_node = true;
+  r.luks_mapper = "luks-rbd-" + r.volume_id;
   r.rbd_nbd_pid = 4242;
   r.rbd_clients = {{"client.4123", "10.0.0.7:0/3440592934"}, {"client.4188", "[fd00::7]:0/17"}};
   r.boot_id = "0b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b";

@@ -76,7 +76,7 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients"};
+  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients", "luks_mapper"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
 }
@@ -153,6 +153,22 @@ TEST(VolumeRecordTest, ClientsAndMultiNodeAreWrittenOnlyWhenSetAndAbsentMeanNone
   EXPECT_TRUE(doc["multi_node"].GetBool());
   ASSERT_EQ(doc["rbd_clients"].Size(), 2u);
   EXPECT_STREQ(doc["rbd_clients"][0].GetString(), "client.4123@10.0.0.7:0/3440592934");
+}
+
+TEST(VolumeRecordTest, TheLuksMapperIsWrittenOnlyWhenSetAndAbsentMeansNone) {
+  VolumeRecord plain = FullRecord("vol-1");
+  plain.luks_mapper.clear();
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(plain).c_str());
+  EXPECT_FALSE(doc.HasMember("luks_mapper"));
+  Result<VolumeRecord> old = DecodeVolumeRecord(EncodeVolumeRecord(plain));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->luks_mapper, "");
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  EXPECT_STREQ(doc["luks_mapper"].GetString(), "luks-rbd-vol-1");
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["luks_mapper"].SetBool(true); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("luks_mapper"), std::string::npos) << s.message();
 }
 
 TEST(VolumeRecordTest, AClientThatDoesNotParseIsCorruptionNamingIt) {
