@@ -47,6 +47,9 @@ link_modules() {
   moddir=$(arg moddir)
   mkdir -p /lib/modules
   ln -sfn "$moddir" "/lib/modules/$(uname -r)"
+  # Encrypted volumes need device-mapper's crypt target, as README's host
+  # setup loads it.
+  modprobe dm_crypt
 }
 
 mount_share() {
