@@ -1,6 +1,7 @@
 // The one way a small file outside the node journal (the image-meta stash,
-// nbdkeeperctl's persisted volumes) is replaced or removed so that a crash
-// or a power cut leaves the old file or the new one, whole:
+// nbdkeeperctl's persisted volumes, the Node's key files) is replaced or
+// removed so that a crash or a power cut leaves the old file or the new
+// one, whole:
 //   write <path>.tmp (fresh: O_EXCL, O_NOFOLLOW), fsync it, rename it over
 //   <path>, fsync the directory.
 // Without the directory's fsync the rename itself can be lost with the

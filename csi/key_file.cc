@@ -1,11 +1,11 @@
 #include "csi/key_file.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "base/durable_file.h"
 #include "base/quote_field.h"
 
 namespace nbdk {
@@ -22,29 +22,9 @@ Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volu
   }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Status::FromErrno(errno, "create key dir " + dir);
   std::string path = KeyFilePath(dir, volume_id);
-  std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::FromErrno(errno, "create key file " + tmp);
-  std::string body = key + "\n";
-  size_t off = 0;
-  int err = 0;
-  while (off < body.size()) {
-    ssize_t n = ::write(fd, body.data() + off, body.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      break;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    return Status::FromErrno(err, "write key file " + path);
-  }
+  // The directory is a tmpfs, so its fsync costs nothing; the replace is
+  // the one crash-safe one all the same.
+  if (Status s = ReplaceFileDurably(path, key + "\n", 0600); !s.ok()) return s.WithContext("key file");
   return path;
 }
 
