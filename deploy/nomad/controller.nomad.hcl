@@ -32,17 +32,10 @@ job "nbdkeeper-controller" {
         ]
       }
 
-      # The same cluster list as the node job's.
+      # The node job's cluster list: the file beside this job file.
       template {
         destination = "local/ceph-csi-config/config.json"
-        data        = <<-EOT
-          [
-            {
-              "clusterID": "b9127830-b0cc-4e34-aa47-9d1a2e9949a8",
-              "monitors": ["192.0.2.11:6789", "192.0.2.12:6789", "192.0.2.13:6789"]
-            }
-          ]
-        EOT
+        data        = file("ceph-csi-config.json")
       }
 
       csi_plugin {

@@ -66,19 +66,12 @@ job "nbdkeeper-node" {
         ]
       }
 
-      # ceph-csi's cluster list (config.json), the same in the controller
-      # job: each cluster's fsid and monitors; a volume's clusterID selects
-      # its entry.
+      # ceph-csi's cluster list (config.json): each cluster's fsid and
+      # monitors; a volume's clusterID selects its entry. `nomad job run`
+      # reads the file beside this job file, as the controller job does.
       template {
         destination = "local/ceph-csi-config/config.json"
-        data        = <<-EOT
-          [
-            {
-              "clusterID": "b9127830-b0cc-4e34-aa47-9d1a2e9949a8",
-              "monitors": ["192.0.2.11:6789", "192.0.2.12:6789", "192.0.2.13:6789"]
-            }
-          ]
-        EOT
+        data        = file("ceph-csi-config.json")
       }
 
       csi_plugin {

@@ -24,14 +24,11 @@ async function parseFile(file) {
   }
 }
 
-// Every file of FILES, parsed, by its key; the raw text too (`text`).
+// Every file of FILES, parsed, by its key, and the directory (`dir`), where
+// a job's file() reads.
 async function loadNomadFiles(dir) {
-  const out = { text: {} };
-  for (const [key, name] of Object.entries(FILES)) {
-    const file = path.join(dir, name);
-    out[key] = await parseFile(file);
-    out.text[key] = fs.readFileSync(file, 'utf8');
-  }
+  const out = { dir };
+  for (const [key, name] of Object.entries(FILES)) out[key] = await parseFile(path.join(dir, name));
   return out;
 }
 

@@ -14,6 +14,7 @@
 // Each rule returns problems as strings; none is fine.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { flagsOf, unixPath } = require('./manifest_lookups');
 const { checkFlagsKnown } = require('./manifest_rules');
@@ -79,28 +80,32 @@ function pluginTask(parsed, file) {
   return { job, task, plugin: block(task, 'csi_plugin'), config, flags: flagsOf({ args: config.args }), problems: [] };
 }
 
-// The JSON cluster list a template renders to `file` inside the task.
-function clusterList(p, file) {
+// The JSON cluster list a template renders to `file` inside the task: the
+// template's data is file("NAME"), which `nomad job run` reads beside the
+// job file (jobspec2's file(), relative to the job file's directory).
+function clusterList(p, file, dir) {
   const binds = bindsOf(p.config);
   const at = resolveBind(binds, file);
   if (!at || at.host) return { problem: `--ceph-csi-config ${file}: must lie on a bind of the task dir` };
   const source = path.posix.join(at.bind.source, file.slice(at.bind.target.length));
   const tpl = (p.task.template || []).find((t) => t.destination === source);
   if (!tpl) return { problem: `--ceph-csi-config ${file}: no template renders ${source}` };
+  const name = /^\$\{file\("([^"]+)"\)\}$/.exec(tpl.data || '');
+  if (!name) return { problem: `${source}: the template must read the cluster list with file("...")` };
   try {
-    const list = JSON.parse(tpl.data);
+    const list = JSON.parse(fs.readFileSync(path.join(dir, name[1]), 'utf8'));
     if (!Array.isArray(list) || !list.every((c) => c.clusterID && Array.isArray(c.monitors) && c.monitors.length)) {
-      return { problem: `${source}: must be a list of { clusterID, monitors }` };
+      return { problem: `${name[1]}: must be a list of { clusterID, monitors }` };
     }
-    return { list };
+    return { list, file: name[1] };
   } catch (e) {
-    return { problem: `${source}: not JSON: ${e.message}` };
+    return { problem: `${name[1]}: ${e.message}` };
   }
 }
 
 // Whatever both plugin jobs share: the docker driver, the image, known
 // flags, the socket in mount_dir, and the cluster list.
-function checkPluginTask(p, where, { daemonFlags, version }) {
+function checkPluginTask(p, where, { daemonFlags, version }, dir) {
   const problems = [];
   if (p.task.driver !== 'docker') problems.push(`${where}: driver must be docker`);
   const want = `localhost/nbdkeeperd:${version}`;
@@ -110,9 +115,9 @@ function checkPluginTask(p, where, { daemonFlags, version }) {
   if (socket !== path.posix.join(p.plugin.mount_dir || '', SOCKET_NAME)) {
     problems.push(`${where}: --csi-endpoint ${socket} is not mount_dir/${SOCKET_NAME}, where Nomad connects`);
   }
-  const clusters = clusterList(p, p.flags.get('--ceph-csi-config') || '');
+  const clusters = clusterList(p, p.flags.get('--ceph-csi-config') || '', dir);
   if (clusters.problem) problems.push(`${where}: ${clusters.problem}`);
-  return { problems, clusters: clusters.list || [] };
+  return { problems, clusters: clusters.list || [], clusterFile: clusters.file };
 }
 
 function checkNodeJob(p, { startupWindowS }) {
@@ -226,22 +231,21 @@ function checkVolume(spec, where, { pluginId, clusterIDs }) {
   return problems;
 }
 
-// files: loadNomadFiles's; options: daemonFlags, version, startupWindowS.
+// files: loadNomadFiles's (with its dir); options: daemonFlags, version,
+// startupWindowS.
 function checkNomad(files, options) {
   const node = pluginTask(files.node, 'node.nomad.hcl');
   const controller = pluginTask(files.controller, 'controller.nomad.hcl');
   if (node.problems.length || controller.problems.length) return [...node.problems, ...controller.problems];
-  const nodeTask = checkPluginTask(node, 'node job', options);
-  const controllerTask = checkPluginTask(controller, 'controller job', options);
+  const nodeTask = checkPluginTask(node, 'node job', options, files.dir);
+  const controllerTask = checkPluginTask(controller, 'controller job', options, files.dir);
   const problems = [...nodeTask.problems, ...controllerTask.problems, ...checkNodeJob(node, options),
     ...checkControllerJob(controller)];
   if (node.plugin.id !== controller.plugin.id) problems.push('the node and controller csi_plugin ids differ');
   if (node.flags.get('--driver-name') !== controller.flags.get('--driver-name')) {
     problems.push('the node and controller --driver-name differ');
   }
-  if (JSON.stringify(nodeTask.clusters) !== JSON.stringify(controllerTask.clusters)) {
-    problems.push('the node and controller config.json differ');
-  }
+  if (nodeTask.clusterFile !== controllerTask.clusterFile) problems.push('the node and controller cluster lists differ');
   const shared = { pluginId: node.plugin.id, clusterIDs: nodeTask.clusters.map((c) => c.clusterID) };
   problems.push(...checkVolume(files.volumeCreate, 'volume-create.hcl', shared));
   problems.push(...checkVolume(files.volumeRegister, 'volume-register.hcl', shared));

@@ -128,8 +128,13 @@ test('both jobs run the version\'s image with known flags, one plugin id, driver
   assertCaught(await problemsAfter((f) => { pluginOf(controllerTask(f)).id = 'other'; }), /csi_plugin ids differ/);
   assertCaught(await problemsAfter((f) => setFlag(controllerTask(f), '--driver-name', 'x.io')), /--driver-name differ/);
   assertCaught(await problemsAfter((f) => { controllerTask(f).template[0].data = '[{"clusterID": "c2", "monitors": ["m"]}]'; }),
-    /config.json differ/);
-  assertCaught(await problemsAfter((f) => { nodeTask(f).template[0].data = 'not json'; }), /not JSON/);
+    /controller job: .* must read the cluster list with file/);
+  assertCaught(await problemsAfter((f) => { controllerTask(f).template[0].data = '${file("node.nomad.hcl")}'; }),
+    /controller job: node.nomad.hcl: Unexpected token/);
+  assertCaught(await problemsAfter((f) => { nodeTask(f).template[0].data = '${file("missing.json")}'; }),
+    /node job: missing.json: ENOENT/);
+  assertCaught(await problemsAfter((f) => { controllerTask(f).template[0].data = '${file("volume-create.hcl")}'; }),
+    /cluster lists differ/);
   assertCaught(await problemsAfter((f) => { nodeTask(f).template[0].destination = 'local/elsewhere.json'; }),
     /no template renders/);
 });
