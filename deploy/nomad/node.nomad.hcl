@@ -83,11 +83,11 @@ job "nbdkeeper-node" {
         # within this time of a start; the daemon answers ready only once
         # its journal heal is done. Five minutes, as the DaemonSet's startup
         # probe: above every heal measured (README "What happens on a plugin
-        # restart": ready again 31 s at worst, loaded; "Attach queue": a
-        # heal waits at most 60 s per re-attach) and the kernel's reattach
-        # window (--reattach-timeout, 300 s), past which a heal cannot keep
-        # IO going anyway. Nomad's 30 s default would restart a daemon in
-        # the middle of a loaded heal.
+        # restart": ready again 31 s at worst, loaded) and the heal's own
+        # bound (60 s per re-attach, csi/heal/volume_healer.h), and the
+        # kernel's reattach window (--reattach-timeout, 300 s), past which a
+        # heal cannot keep IO going anyway. Nomad's 30 s default would
+        # restart a daemon in the middle of a loaded heal.
         health_timeout = "5m"
       }
 
