@@ -68,7 +68,7 @@ Result<Confined> ConfineParent(const PathRoots& roots, const std::string& path, 
   if (root.empty()) {
     std::string list;
     for (const std::string& r : roots) list += (list.empty() ? "" : ", ") + r;
-    return Status::InvalidArgument(Shown(field, path) + " is not beneath kubelet_root or a mount root (" + list + ")");
+    return Status::InvalidArgument(Shown(field, path) + " is not beneath csi_root or a mount root (" + list + ")");
   }
   std::string relative = path.substr(root.size() + 1);
   size_t slash = relative.rfind('/');

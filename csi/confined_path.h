@@ -1,5 +1,5 @@
 // Request paths (staging, target, volume paths) confined beneath the
-// daemon's path roots (kubelet_root, the operator's mount_roots and its own
+// daemon's path roots (csi_root, the operator's mount_roots and its own
 // staging directory) before the daemon touches them.
 //
 // A path from a request must lie strictly beneath a root, and no component
@@ -10,8 +10,8 @@
 // otherwise. Mount points are created and removed relative to their
 // confined parent's descriptor. mount(8) and umount(8) still take the path
 // as a string: a root process able to swap a component for a symlink between
-// the check and the command is outside this threat model (kubelet's
-// directories are root's).
+// the check and the command is outside this threat model (kubelet's and
+// Nomad's directories are root's).
 //
 // Every function here BLOCKS (file system calls): run it in RunBlocking.
 // Errors: InvalidArgument for a path outside the root or through a symlink;

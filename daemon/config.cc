@@ -139,10 +139,12 @@ const std::vector<Setting>& Settings() {
          c->key_dir = v;
          return Status::Ok();
        }},
-      {"kubelet_root", false, "every staging, target and volume path of a request must lie beneath this directory",
+      {"csi_root", false,
+       "every staging, target and volume path of a request must lie beneath this directory (kubelet's root "
+       "directory; Nomad's stage_publish_base_dir)",
        [](Config* c, std::string_view v) {
          NBDK_RETURN_IF_ERROR(CheckPathRoot(v));
-         c->kubelet_root = v;
+         c->csi_root = v;
          return Status::Ok();
        }},
       {"mount_roots", false,
@@ -207,15 +209,39 @@ const std::vector<Setting>& Settings() {
   return kSettings;
 }
 
-std::string FlagName(const Setting& s) {
-  std::string f = std::string("--") + s.name;
+// Former names of settings, still accepted as flag and as JSON key alike:
+// csi_root was kubelet_root while Kubernetes was the only orchestrator.
+struct Alias {
+  const char* name;
+  const char* setting;
+};
+constexpr Alias kAliases[] = {{"kubelet_root", "csi_root"}};
+
+std::string FlagOf(std::string_view name) {
+  std::string f = "--" + std::string(name);
   for (char& ch : f) {
     if (ch == '_') ch = '-';
   }
   return f;
 }
 
+std::string FlagName(const Setting& s) { return FlagOf(s.name); }
+
+// The setting a JSON key names, directly or through an alias.
+const Setting* FindSetting(std::string_view key) {
+  for (const Alias& a : kAliases) {
+    if (key == a.name) key = a.setting;
+  }
+  for (const Setting& s : Settings()) {
+    if (key == s.name) return &s;
+  }
+  return nullptr;
+}
+
 const Setting* FindFlag(std::string_view flag) {
+  for (const Alias& a : kAliases) {
+    if (flag == FlagOf(a.name)) return FindSetting(a.setting);
+  }
   for (const Setting& s : Settings()) {
     if (FlagName(s) == flag) return &s;
   }
@@ -274,10 +300,7 @@ Status ApplyConfigJson(std::string_view json, Config* config) {
   Config next = *config;  // all or nothing
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     std::string key(it->name.GetString(), it->name.GetStringLength());
-    const Setting* setting = nullptr;
-    for (const Setting& s : Settings()) {
-      if (key == s.name) setting = &s;
-    }
+    const Setting* setting = FindSetting(key);
     if (setting == nullptr) return Status::InvalidArgument("field '" + key + "': unknown setting");
     std::string value;
     if (setting->numeric && it->value.IsUint64()) {
@@ -351,6 +374,12 @@ std::string UsageText() {
     std::string flag = FlagName(s) + (s.numeric ? " N" : " VALUE");
     flag.resize(std::max<size_t>(flag.size() + 1, 28), ' ');
     u += "  " + flag + s.help + "\n";
+    for (const Alias& a : kAliases) {
+      if (std::string_view(a.setting) != s.name) continue;
+      std::string alias = FlagOf(a.name) + " VALUE";
+      alias.resize(std::max<size_t>(alias.size() + 1, 28), ' ');
+      u += "  " + alias + "the former name of " + FlagName(s) + "\n";
+    }
   }
   u += "  --version                   print the version and exit\n"
        "  --help                      print this text and exit\n";

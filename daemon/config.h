@@ -45,8 +45,11 @@ struct Config {
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
   std::string key_dir = "/run/nbdkeeper/keys";
   // Request paths are confined beneath these and <state_dir>/staging
-  // (csi/confined_path.h).
-  std::string kubelet_root = "/var/lib/kubelet";
+  // (csi/confined_path.h). csi_root is where the orchestrator puts the
+  // staging and target paths it sends: kubelet's root directory, or a
+  // Nomad node plugin's stage_publish_base_dir. --kubelet-root (JSON
+  // kubelet_root) is its former name, still accepted.
+  std::string csi_root = "/var/lib/kubelet";
   std::vector<std::string> mount_roots;
   std::string rbd_nbd_path = "rbd-nbd";
   uint32_t io_timeout_ms = 2000;

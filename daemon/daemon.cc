@@ -160,7 +160,7 @@ class Daemon {
     NodeOptions options;
     options.node_id = config_.node_id;
     options.key_dir = config_.key_dir;
-    options.path_roots = {config_.kubelet_root, StagingRoot()};
+    options.path_roots = {config_.csi_root, StagingRoot()};
     options.path_roots.insert(options.path_roots.end(), config_.mount_roots.begin(), config_.mount_roots.end());
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;

@@ -38,7 +38,7 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {binary_,
                                    "--csi-endpoint=" + endpoint(),
                                    "--state-dir=" + dir_ + "/state",
-                                   "--kubelet-root=" + dir_,
+                                   "--csi-root=" + dir_,
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
                                    "--node-id=" + node_id_,
                                    // A test's children never become units of the host's systemd.

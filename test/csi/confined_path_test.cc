@@ -43,7 +43,7 @@ TEST_F(ConfinedPathTest, OutsideTheRootIsInvalidArgument) {
     auto r = InspectBeneath({root_}, p, "target_path");
     ASSERT_FALSE(r.ok()) << p;
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << p;
-    EXPECT_NE(r.status().message().find("kubelet_root"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("csi_root"), std::string::npos) << r.status().message();
   }
 }
 

@@ -55,7 +55,7 @@ TEST_F(CsiSanitySuite, EverySpecPasses) {
   WritePrivate(dir + "/volume-parameters.yaml", "clusterID: test\npool: " + Ceph().pool + "\n");
   WritePrivate(dir + "/snapshot-parameters.yaml", "clusterID: test\n");
 
-  // Staging and mount paths lie beneath the daemon's --kubelet-root (its
+  // Staging and mount paths lie beneath the daemon's --csi-root (its
   // root), where it accepts them; the suite makes and removes them itself.
   auto start = std::chrono::steady_clock::now();
   auto child = SpawnedChild::Spawn(

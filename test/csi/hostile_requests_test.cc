@@ -225,16 +225,16 @@ std::vector<Case> HostileRequestsTest::Cases() {
       {"stage without secrets", stage_with([](auto* r) { r->clear_secrets(); }), kInvalid, "userID"},
       {"stage with a key that is not base64",
        stage_with([](auto* r) { (*r->mutable_secrets())["userKey"] = "AQB;rm -rf /"; }), kInvalid, "userKey"},
-      // Paths outside kubelet_root or through a symlink.
-      {"stage outside kubelet_root", stage_with([this](auto* r) { r->set_staging_target_path(outside_); }), kInvalid,
-       "kubelet_root"},
+      // Paths outside csi_root or through a symlink.
+      {"stage outside csi_root", stage_with([this](auto* r) { r->set_staging_target_path(outside_); }), kInvalid,
+       "csi_root"},
       {"stage through a symlink",
        stage_with([root](auto* r) { r->set_staging_target_path(root + "/pods/escape/precious"); }), kInvalid,
        "symbolic link"},
       {"stage at a missing directory",
        stage_with([root](auto* r) { r->set_staging_target_path(root + "/staging/none"); }), kPrecondition,
        "not an existing directory"},
-      {"stage at /etc", stage_with([](auto* r) { r->set_staging_target_path("/etc"); }), kInvalid, "kubelet_root"},
+      {"stage at /etc", stage_with([](auto* r) { r->set_staging_target_path("/etc"); }), kInvalid, "csi_root"},
       // Map options: allow-listed, in every spelling.
       {"map option io_timeout=30", map_options("io_timeout=30"), kInvalid, "only 0"},
       {"map option io-timeout=30", map_options("io-timeout=30"), kInvalid, "only 0"},

@@ -83,14 +83,36 @@ TEST(ConfigTest, KmsConfigDefaultsToCephCsisPath) {
 }
 
 TEST(ConfigTest, PathRootsAreCleanAbsoluteDirectoriesOtherThanTheRoot) {
-  auto r = Parse({"--kubelet-root=/srv/kubelet", "--mount-roots=/mnt,/srv/data"});
+  auto r = Parse({"--csi-root=/opt/nomad/csi", "--mount-roots=/mnt,/srv/data"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->config.kubelet_root, "/srv/kubelet");
+  EXPECT_EQ(r->config.csi_root, "/opt/nomad/csi");
   EXPECT_EQ(r->config.mount_roots, (std::vector<std::string>{"/mnt", "/srv/data"}));
-  for (const char* bad : {"--kubelet-root=/", "--kubelet-root=relative", "--kubelet-root=/a/../b",
-                          "--mount-roots=/mnt,/", "--mount-roots=/mnt/"}) {
+  for (const char* bad : {"--csi-root=/", "--csi-root=relative", "--csi-root=/a/../b", "--kubelet-root=/",
+                          "--kubelet-root=/a/", "--mount-roots=/mnt,/", "--mount-roots=/mnt/"}) {
     EXPECT_EQ(Parse({bad}).status().code(), Code::kInvalidArgument) << bad;
   }
+}
+
+// --kubelet-root (JSON kubelet_root), the former name, sets the same root;
+// the last of the two given wins, as for any flag given twice.
+TEST(ConfigTest, KubeletRootIsAnAliasOfCsiRoot) {
+  EXPECT_EQ(Config{}.csi_root, "/var/lib/kubelet");
+  EXPECT_EQ(Parse({"--kubelet-root=/srv/kubelet"})->config.csi_root, "/srv/kubelet");
+  EXPECT_EQ(Parse({"--kubelet-root", "/srv/kubelet"})->config.csi_root, "/srv/kubelet");
+  EXPECT_EQ(Parse({"--kubelet-root=/a", "--csi-root=/b"})->config.csi_root, "/b");
+  EXPECT_EQ(Parse({"--csi-root=/b", "--kubelet-root=/a"})->config.csi_root, "/a");
+  Config c;
+  ASSERT_TRUE(ApplyConfigJson(R"({"kubelet_root": "/srv/kubelet"})", &c).ok());
+  EXPECT_EQ(c.csi_root, "/srv/kubelet");
+  ASSERT_TRUE(ApplyConfigJson(R"({"csi_root": "/nomad-csi"})", &c).ok());
+  EXPECT_EQ(c.csi_root, "/nomad-csi");
+  ExpectError(Parse({"--kubelet-root=relative"}).status(), {"--kubelet-root", "clean absolute path"});
+  ExpectError(ApplyConfigJson(R"({"kubelet_root": "/"})", &c), {"field 'kubelet_root'"});
+  EXPECT_EQ(c.csi_root, "/nomad-csi") << "a refused value changes nothing";
+  EXPECT_EQ(Parse({"--kubelet_root=/a"}).status().code(), Code::kInvalidArgument) << "flags use dashes";
+  EXPECT_NE(UsageText().find("--csi-root"), std::string::npos);
+  EXPECT_NE(UsageText().find("\n  --kubelet-root VALUE        the former name of --csi-root\n"), std::string::npos)
+      << UsageText();
 }
 
 TEST(ConfigTest, HelpAndVersion) {

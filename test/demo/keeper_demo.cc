@@ -92,7 +92,7 @@ class Demo {
     // The config names paths only: the cephx key reaches the daemon in the
     // CSI secret, and the daemon keeps it in a 0600 file under key_dir.
     std::string config = "{\n  \"csi_endpoint\": \"unix://" + daemon_.socket_path() + "\",\n  \"state_dir\": \"" +
-                         Path("state") + "\",\n  \"key_dir\": \"" + Path("keys") + "\",\n  \"kubelet_root\": \"" + std::string(kRoot) +
+                         Path("state") + "\",\n  \"key_dir\": \"" + Path("keys") + "\",\n  \"csi_root\": \"" + std::string(kRoot) +
                          "\",\n  \"health_listen\": \"127.0.0.1:" + std::to_string(port_) +
                          "\",\n  \"node_id\": \"demo-node\",\n  \"ceph_csi_config\": \"" +
                          Path("ceph-csi-config.json") + "\",\n  \"ceph_conf\": \"" + ceph_.conf + "\"\n}\n";

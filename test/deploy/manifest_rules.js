@@ -220,4 +220,4 @@ function checkAll(objects, { daemonFlags, version, controllerCapabilities, scrap
   ];
 }
 
-module.exports = { checkAll };
+module.exports = { checkAll, checkFlagsKnown };
