@@ -9,7 +9,6 @@
 // `rbd export`, never hold the plaintext. A snapshot's restore and a clone
 // each open under their own volume ID with the source's data.
 #include <signal.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,12 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSize = 64 * kMiB, kGrown = 96 * kMiB;
 // Where a block volume's known data sits: past the writer's first MiB.
 constexpr int64_t kBlockKnownOffset = 8 * kMiB;
-
-int64_t FilesystemBytes(const std::string& path) {
-  struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return -1;
-  return static_cast<int64_t>(st.f_blocks) * static_cast<int64_t>(st.f_frsize);
-}
 
 // Waits until `writer` made `more` more writes; a failure when it does not
 // within a minute.
@@ -113,7 +106,8 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     ASSERT_GRPC_OK(Expand(id, kGrown, cap, &expanded));
     EXPECT_EQ(expanded.capacity_bytes(), kGrown);
     EXPECT_TRUE(expanded.node_expansion_required()) << "the mapper grows on the node";
-    ASSERT_GRPC_OK(NodeExpand(id, target, kGrown, cap));
+    csi::v1::NodeExpandVolumeResponse node_expanded;
+    ASSERT_GRPC_OK(NodeExpand(id, target, kGrown, cap, &node_expanded));
     EXPECT_EQ(BlockDeviceBytes(device), kGrown) << device;
     std::optional<MapperView> grown = FindMapper(MapperName(id));
     ASSERT_TRUE(grown);
