@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 
 #include "test/common/vm_command.h"
@@ -96,12 +97,25 @@ Status CephCsiMkfsExt4(const std::string& device) {
   return RunOk({"mkfs.ext4", "-m0", "-Enodiscard,lazy_itable_init=1,lazy_journal_init=1", device});
 }
 
+// The first line of stdout is the device; the rbd-nbd daemon left behind
+// might keep the pipe open, so the line is read, not the stream's end.
 CliNbdMap::CliNbdMap(const std::string& image) {
-  auto out = Run(Ceph().Rbd({"device", "map", "-t", "nbd", Ceph().pool + "/" + image}));
-  status_ = out.status();
-  if (!out.ok()) return;
-  device_ = TrimNewline(*out);
-  if (device_.rfind("/dev/nbd", 0) != 0) status_ = Status::Internal("rbd device map printed '" + *out + "'");
+  const std::vector<std::string> argv = Ceph().Rbd({"device", "map", "-t", "nbd", Ceph().pool + "/" + image});
+  auto child = SpawnedChild::Spawn(argv);
+  if (!child.ok()) {
+    status_ = child.status();
+    return;
+  }
+  auto line = child->ReadLine(std::chrono::minutes(2));
+  auto exit = child->Wait(std::chrono::minutes(1));
+  if (line.ok() && line->rfind("/dev/nbd", 0) == 0) device_ = *line;
+  if (!line.ok()) {
+    status_ = line.status();
+  } else if (!exit.ok()) {
+    status_ = exit.status();
+  } else if (exit->code != 0 || device_.empty()) {
+    status_ = Status::Internal(JoinArgv(argv) + ": " + exit->ToString() + ", printed '" + *line + "'");
+  }
 }
 
 CliNbdMap::~CliNbdMap() {

@@ -87,6 +87,7 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     // The daemon SIGKILLed and restarted: rbd-nbd and the mapper adopted.
     const int attached = std::atoi(StatusField(id, "pid").c_str());
     RestartDaemonAndReconnect();
+    ASSERT_TRUE(Node()) << "the daemon did not come back";
     EXPECT_EQ(StatusField(id, "adopted"), "true") << StatusOf(id);
     EXPECT_EQ(std::atoi(StatusField(id, "pid").c_str()), attached);
     EXPECT_EQ(FindMapper(MapperName(id)), mapper) << "the mapper changed under the restart";
