@@ -56,6 +56,7 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     const std::string target = TargetPath(id, 1);
     std::filesystem::create_directories(std::filesystem::path(target).parent_path());
     ASSERT_GRPC_OK(Publish(id, target, cap));
+    EXPECT_EQ(block ? BlockDeviceNumber(target) : MountedDevice(target), mapper->dev) << "published: the mapper";
     const std::string known = block ? target : target + "/known.bin";
     const int64_t known_at = block ? kBlockKnownOffset : 0;
     ASSERT_TRUE(WriteKnown(known, known_at).ok());
@@ -130,9 +131,16 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     ASSERT_GRPC_OK(Stage(EncryptedStageReq(created.volume(), cap)));
     data = ExpectKnown(block ? StagedPath(id) : StagedPath(id) + "/known.bin", known_at);
     EXPECT_TRUE(data.ok()) << data.ToString();
+    // Neither the secret nor the volume's passphrase (the metadata KMS's
+    // own; the default KMS's is the secret) in a log line or /status.
+    const std::string passphrase = kms_id.empty() ? std::string(kSecret) : Passphrase(image, id);
+    ASSERT_FALSE(passphrase.empty());
+    for (const std::string& secret : {std::string(kSecret), passphrase}) {
+      EXPECT_EQ(Daemon().Log().find(secret), std::string::npos) << "a secret is in the daemon's log";
+      EXPECT_EQ(StatusOf(id).find(secret), std::string::npos) << "a secret is in /status";
+    }
     ASSERT_GRPC_OK(Unstage(id));
     ASSERT_GRPC_OK(Delete(id));
-    EXPECT_EQ(Daemon().Log().find(kSecret), std::string::npos) << "the secret is in the daemon's log";
   }
 
   // `rbd export` of the whole image, in the VM: a LUKS2 header, and the
