@@ -49,6 +49,8 @@ class EncryptionInterchangeVmTest : public EncryptionVmTest {
       EXPECT_TRUE(json.ok()) << json.status().ToString();
       Status opened = json.ok() ? UnwrapWithPython(secret, volume_id, *json, passphrase) : json.status();
       EXPECT_TRUE(opened.ok()) << opened.ToString();
+      std::error_code ec;
+      EXPECT_EQ(std::filesystem::file_size(passphrase, ec), 28u) << "not ceph-csi's 20 bytes in base64";
     }
     return passphrase;
   }

@@ -7,11 +7,15 @@
 // data intact; then expanded (device, mapper, filesystem) and unstaged
 // leaving no mapper, no map, no key file; the raw image bytes, read by
 // `rbd export`, never hold the plaintext. A snapshot's restore and a clone
-// each open under their own volume ID with the source's data.
+// each open under their own volume ID with the source's data. Prints the
+// stage times (format + open, open alone) and the longest write across the
+// rbd-nbd kill, for issue 28's closing note (node_vm prints a plain
+// volume's heal).
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +30,7 @@ namespace nbdk::vmtest {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 constexpr int64_t kSize = 64 * kMiB, kGrown = 96 * kMiB;
 // Where a block volume's known data sits: past the writer's first MiB.
 constexpr int64_t kBlockKnownOffset = 8 * kMiB;
@@ -47,7 +52,9 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     csi::v1::CreateVolumeResponse created;
     ASSERT_GRPC_OK(CreateEncrypted(name, kms_id, &created, "", "", kSize, cap));
     const std::string id = created.volume().volume_id(), image = ImageOf(id);
+    auto t0 = Clock::now();
     ASSERT_GRPC_OK(Stage(EncryptedStageReq(created.volume(), cap)));
+    const double first_stage_s = Seconds(Clock::now() - t0);
     EXPECT_EQ(Meta(image, kState), std::optional<std::string>("encrypted")) << "formatted: the state follows";
     const std::string device = StatusField(id, "device");
     std::optional<MapperView> mapper = ExpectOpenOnItsDevice(id, block);
@@ -73,6 +80,7 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     // mapper and its mount.
     const int pid = std::atoi(StatusField(id, "pid").c_str());
     ASSERT_GT(pid, 0) << StatusOf(id);
+    (*writer)->ResetLongest();
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     const auto killed = Clock::now();
     while (!(StatusField(id, "restarts") == "1" && StatusField(id, "state") == "Connected") &&
@@ -84,6 +92,7 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     EXPECT_EQ(StatusField(id, "device"), device);
     EXPECT_EQ(FindMapper(MapperName(id)), mapper) << "the mapper changed under the re-attach";
     WaitForWrites(**writer);
+    const double reattach_stall_s = (*writer)->longest_s();
 
     // The daemon SIGKILLed and restarted: rbd-nbd and the mapper adopted.
     const int attached = std::atoi(StatusField(id, "pid").c_str());
@@ -128,7 +137,13 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     ExpectNoPlaintextInImage(image, kGrown);
 
     // Staged again: opened, not formatted again, the data there.
+    t0 = Clock::now();
     ASSERT_GRPC_OK(Stage(EncryptedStageReq(created.volume(), cap)));
+    std::printf("[encrypted %s] first stage (format, open%s) %.1f s, stage again (open) %.1f s, "
+                "longest write across the rbd-nbd kill %.2f s\n",
+                block ? "block" : "ext4", block ? "" : ", mkfs", first_stage_s, Seconds(Clock::now() - t0),
+                reattach_stall_s);
+    std::fflush(stdout);
     data = ExpectKnown(block ? StagedPath(id) : StagedPath(id) + "/known.bin", known_at);
     EXPECT_TRUE(data.ok()) << data.ToString();
     // Neither the secret nor the volume's passphrase (the metadata KMS's
