@@ -10,7 +10,7 @@
 // each open under their own volume ID with the source's data. Prints the
 // stage times (format + open, open alone) and the longest write across the
 // rbd-nbd kill, for issue 28's closing note (node_vm prints a plain
-// volume's heal).
+// volume's heal). encryptionType "file" is refused.
 #include <signal.h>
 #include <unistd.h>
 
@@ -182,6 +182,24 @@ TEST_F(EncryptedNodeVmTest, AMetadataKmsExt4VolumeLivesThroughKillsRestartAndExp
 
 TEST_F(EncryptedNodeVmTest, ADefaultKmsBlockVolumeLivesThroughKillsRestartAndExpansion) {
   RunLifecycle("pvc-enc-block-" + std::to_string(::getpid()), "", BlockCap());
+}
+
+// encryptionType "file" (ceph-csi's fscrypt) is refused before anything is
+// mapped, and the volume stays as CreateVolume left it.
+TEST_F(EncryptedNodeVmTest, AFileEncryptionTypeIsRefusedAtStageAndChangesNothing) {
+  csi::v1::CreateVolumeResponse created;
+  ASSERT_GRPC_OK(CreateEncrypted("pvc-enc-fscrypt-" + std::to_string(::getpid()), "", &created));
+  const std::string id = created.volume().volume_id(), image = ImageOf(id);
+  auto req = EncryptedStageReq(created.volume(), MountCap("ext4"));
+  (*req.mutable_volume_context())["encryptionType"] = "file";
+  grpc::Status refused = Stage(req);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("file"), std::string::npos) << refused.error_message();
+  EXPECT_EQ(RbdNbdProcessesFor(image), 0);
+  EXPECT_EQ(StatusOf(id), "");
+  EXPECT_EQ(MappersNamed("luks-rbd-"), std::vector<std::string>{});
+  EXPECT_EQ(Meta(image, kState), std::optional<std::string>("encryptionPrepared"));
+  ASSERT_GRPC_OK(Delete(id));
 }
 
 // The source's data, written through its own mapper, read through the
