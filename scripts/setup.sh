@@ -32,6 +32,7 @@ vm_guest_packages=(
   python3-yaml  # test/container reads the DaemonSet's manifest
   iptables      # test/chaos/fault_suite cuts the node off from Ceph
   podman conmon runc  # test/container runs the node image in the VM
+  cryptsetup-bin python3-cryptography  # encrypted volumes made and opened as ceph-csi does (test/csi/controller)
 )
 # scripts/image.sh: mmdebstrap builds the root filesystem (gpg lets it check
 # the archive keys), podman makes and runs the image; runc runs it where

@@ -37,7 +37,8 @@ Exit FromWaitStatus(int status) {
 
 }  // namespace
 
-Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv, bool merge_stderr) {
+Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv, bool merge_stderr,
+                                         const std::string& stdin_path) {
   if (argv.empty()) return Status::InvalidArgument("spawn: empty argv");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe2");
@@ -45,6 +46,7 @@ Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv, b
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   if (merge_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  if (!stdin_path.empty()) posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -143,8 +145,9 @@ Result<Exit> SpawnedChild::Wait(std::chrono::milliseconds timeout) {
   }
 }
 
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr) {
-  auto child = SpawnedChild::Spawn(argv, merge_stderr);
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr,
+                                 const std::string& stdin_path) {
+  auto child = SpawnedChild::Spawn(argv, merge_stderr, stdin_path);
   if (!child.ok()) return child.status();
   CommandOutput out;
   auto text = child->ReadToEnd(std::chrono::minutes(5));

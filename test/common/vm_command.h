@@ -29,14 +29,18 @@ struct CommandOutput {
 };
 
 // Runs `argv` to completion; with `merge_stderr`, its stderr lands in
-// stdout_text too (for checking a CLI's messages).
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr = false);
+// stdout_text too (for checking a CLI's messages). `stdin_path`, when not
+// empty, is the child's stdin (a secret for `-d /dev/stdin` stays in its
+// 0600 file, out of argv).
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, bool merge_stderr = false,
+                                 const std::string& stdin_path = "");
 
 // A running child with its stdout on a pipe. The destructor SIGKILLs and
 // reaps a child that is still running.
 class SpawnedChild {
  public:
-  static Result<SpawnedChild> Spawn(const std::vector<std::string>& argv, bool merge_stderr = false);
+  static Result<SpawnedChild> Spawn(const std::vector<std::string>& argv, bool merge_stderr = false,
+                                    const std::string& stdin_path = "");
   SpawnedChild(SpawnedChild&& other) noexcept;
   SpawnedChild& operator=(SpawnedChild&&) = delete;
   ~SpawnedChild();

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 namespace nbdk::vmtest {
 namespace {
@@ -16,6 +18,20 @@ TEST(VmCommandTest, RunCommandCapturesStdoutAndExitCode) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->stdout_text, "one\ntwo");
   EXPECT_EQ(out->exit.code, 3);
+}
+
+TEST(VmCommandTest, StdinComesFromTheNamedFile) {
+  char path[] = "/tmp/nbdk-stdin-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "no newline", 10), 10);
+  ::close(fd);
+  auto out = RunCommand({"cat"}, false, path);
+  ::unlink(path);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->stdout_text, "no newline");
+  auto missing = RunCommand({"cat"}, false, path);
+  EXPECT_FALSE(missing.ok() && missing->exit.code == 0) << "a missing stdin file is a failure";
 }
 
 TEST(VmCommandTest, MissingProgramIsAnError) {

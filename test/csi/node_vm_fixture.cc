@@ -1,5 +1,7 @@
 #include "test/csi/node_vm_fixture.h"
 
+#include <signal.h>
+
 #include <cstdio>
 
 namespace nbdk::vmtest {
@@ -19,9 +21,15 @@ const auto* const kDaemonEnvironment = ::testing::AddGlobalTestEnvironment(new D
 
 void NodeVmTest::SetUpTestSuite() {
   if (node_) return;  // shared by every suite of the binary
-  node_ = std::make_unique<VmNode>("/run/nbdk-node-vm", "test-node");
+  node_ = std::make_unique<VmNode>(Root(), "test-node");
   std::string error;
-  ASSERT_TRUE(node_->Start(true, {"--reattach-timeout=60"}, &error)) << error;
+  ASSERT_TRUE(node_->Start(true, {"--reattach-timeout=" + std::to_string(kReattachTimeoutS)}, &error)) << error;
+}
+
+void NodeVmTest::RestartDaemon(int reattach_timeout_s) {
+  node_->daemon().Stop(SIGKILL);
+  std::string error;
+  ASSERT_TRUE(node_->Start(false, {"--reattach-timeout=" + std::to_string(reattach_timeout_s)}, &error)) << error;
 }
 
 void NodeVmTest::StopDaemon() {

@@ -36,8 +36,13 @@ class NodeVmTest : public ::testing::Test {
   // the last suite (a global test environment).
   static void SetUpTestSuite();
   static void StopDaemon();
+  // SIGKILLs the shared daemon alone (its rbd-nbd children serve on) and
+  // starts it again on the same root with the suite's flags and
+  // `reattach_timeout_s`, until /readyz; Node() is a new stub then.
+  static void RestartDaemon(int reattach_timeout_s = kReattachTimeoutS);
 
  protected:
+  static constexpr int kReattachTimeoutS = 60;
   static std::string Root() { return "/run/nbdk-node-vm"; }
   static test::DaemonProcess& Daemon() { return node_->daemon(); }
   static std::unique_ptr<csi::v1::Node::Stub>& Node() { return node_->stub(); }

@@ -4,7 +4,6 @@
 // leaves nothing behind; a ceph-csi-created volume stages from its ID alone;
 // VolumeCondition while rbd-nbd is killed and healed.
 #include <fcntl.h>
-#include <rados/librados.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "ceph/rados_cluster.h"
 #include "journal/volume_id.h"
+#include "test/csi/ceph_csi_layout.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {
@@ -181,16 +181,8 @@ TEST_F(NodeVmTest, CephCsiVolumeStagesFromItsIdAlone) {
   auto io = IoCtx::Open(*cluster, Ceph().pool, "");
   ASSERT_TRUE(io.ok());
   const std::string image = "csi-vol-" + uuid;
-  {
-    rados_write_op_t op = rados_create_write_op();
-    rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, nullptr);
-    const char* keys[] = {"csi.volname", "csi.imagename"};
-    const char* vals[] = {"pvc-1234", image.c_str()};
-    size_t lens[] = {8, image.size()};
-    rados_write_op_omap_set(op, keys, vals, lens, 2);
-    ASSERT_EQ(rados_write_op_operate(op, io->get(), ("csi.volume." + uuid).c_str(), nullptr, 0), 0);
-    rados_release_write_op(op);
-  }
+  Status planted = PlantCephCsiVolume(*io, uuid, {{"csi.volname", "pvc-1234"}, {"csi.imagename", image}});
+  ASSERT_TRUE(planted.ok()) << planted.ToString();
   CreateImage(image);
   std::string volume_id = EncodeVolumeId({1, "test", *pool_id, uuid});
 

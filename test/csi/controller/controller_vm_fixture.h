@@ -73,6 +73,31 @@ class ControllerVmTest : public NodeVmTest {
     return controller_->ValidateVolumeCapabilities(&ctx, req, resp);
   }
 
+  grpc::Status Expand(const std::string& volume_id, int64_t bytes, const csi::v1::VolumeCapability& cap,
+                      csi::v1::ControllerExpandVolumeResponse* resp) {
+    csi::v1::ControllerExpandVolumeRequest req;
+    req.set_volume_id(volume_id);
+    req.mutable_capacity_range()->set_required_bytes(bytes);
+    *req.mutable_volume_capability() = cap;
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    return controller_->ControllerExpandVolume(&ctx, req, resp);
+  }
+
+  // NodeExpandVolume of the volume staged at StagingPath(volume_id) and
+  // published at `target`.
+  grpc::Status NodeExpand(const std::string& volume_id, const std::string& target, int64_t bytes,
+                          const csi::v1::VolumeCapability& cap, csi::v1::NodeExpandVolumeResponse* resp) {
+    csi::v1::NodeExpandVolumeRequest req;
+    req.set_volume_id(volume_id);
+    req.set_volume_path(target);
+    req.set_staging_target_path(StagingPath(volume_id));
+    req.mutable_capacity_range()->set_required_bytes(bytes);
+    *req.mutable_volume_capability() = cap;
+    grpc::ClientContext ctx;
+    return Node()->NodeExpandVolume(&ctx, req, resp);
+  }
+
   std::unique_ptr<csi::v1::Controller::Stub> controller_;
   std::optional<IoCtx> io_;
 };

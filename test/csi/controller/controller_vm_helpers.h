@@ -4,6 +4,7 @@
 
 #include <rados/librados.h>
 #include <rbd/librbd.h>
+#include <sys/statvfs.h>
 
 #include <map>
 #include <optional>
@@ -35,6 +36,13 @@ inline std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, cons
     }
   }
   return out;
+}
+
+// The size of the filesystem mounted at `path`; -1 when unread.
+inline int64_t FilesystemBytes(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.f_blocks) * static_cast<int64_t>(st.f_frsize);
 }
 
 inline bool ImageExists(IoCtx& io, const std::string& image) {

@@ -7,7 +7,6 @@
 // an image CreateVolume did not make is never adopted.
 #include <rados/librados.h>
 #include <rbd/librbd.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,25 +20,13 @@
 #include "journal/volume_id.h"
 #include "test/csi/controller/controller_vm_fixture.h"
 #include "test/csi/controller/controller_vm_helpers.h"
+#include "test/csi/controller/encrypted_volume_view.h"
 
 namespace nbdk::vmtest {
 namespace {
 
 using Code = grpc::StatusCode;
 constexpr int64_t kMiB = 1 << 20;
-
-int64_t FilesystemBytes(const std::string& path) {
-  struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return -1;
-  return static_cast<int64_t>(st.f_blocks) * static_cast<int64_t>(st.f_frsize);
-}
-
-// The size of a block device from sysfs (512-byte sectors); -1 when unread.
-int64_t DeviceBytes(const std::string& device) {
-  int64_t sectors = -1;
-  std::ifstream("/sys/block/" + std::filesystem::path(device).filename().string() + "/size") >> sectors;
-  return sectors < 0 ? -1 : sectors * 512;
-}
 
 // Key files the controller left in the daemon's key dir (named by the hex
 // of "controller-<n>", csi/key_file.h).
@@ -119,43 +106,25 @@ TEST_F(ControllerVmTest, CreateStageExpandDeleteLifecycle) {
   EXPECT_LT(before, 64 * kMiB);
 
   // Expand: the controller grows the image, the node the filesystem.
-  {
-    csi::v1::ControllerExpandVolumeRequest req;
-    req.set_volume_id(volume_id);
-    req.mutable_capacity_range()->set_required_bytes(128 * kMiB);
-    *req.mutable_volume_capability() = cap;
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    csi::v1::ControllerExpandVolumeResponse resp;
-    ASSERT_GRPC_OK(controller_->ControllerExpandVolume(&ctx, req, &resp));
-    EXPECT_EQ(resp.capacity_bytes(), 128 * kMiB);
-    EXPECT_TRUE(resp.node_expansion_required());
-  }
+  csi::v1::ControllerExpandVolumeResponse grown;
+  ASSERT_GRPC_OK(Expand(volume_id, 128 * kMiB, cap, &grown));
+  EXPECT_EQ(grown.capacity_bytes(), 128 * kMiB);
+  EXPECT_TRUE(grown.node_expansion_required());
   // rbd-nbd 16 cannot grow the netlink-configured device itself (the kernel
   // wants the backend identifier it leaves out): the node does, then grows
   // the filesystem. Asking for more than the image holds changes nothing.
-  auto node_expand = [&](int64_t bytes, csi::v1::NodeExpandVolumeResponse* resp) {
-    csi::v1::NodeExpandVolumeRequest req;
-    req.set_volume_id(volume_id);
-    req.set_volume_path(target);
-    req.set_staging_target_path(StagingPath(volume_id));
-    req.mutable_capacity_range()->set_required_bytes(bytes);
-    *req.mutable_volume_capability() = cap;
-    grpc::ClientContext ctx;
-    return Node()->NodeExpandVolume(&ctx, req, resp);
-  };
   const std::string device = StatusField(volume_id, "device");
   csi::v1::NodeExpandVolumeResponse expanded;
-  grpc::Status too_big = node_expand(256 * kMiB, &expanded);
+  grpc::Status too_big = NodeExpand(volume_id, target, 256 * kMiB, cap, &expanded);
   EXPECT_EQ(too_big.error_code(), Code::FAILED_PRECONDITION) << too_big.error_message();
   EXPECT_NE(too_big.error_message().find(std::to_string(128 * kMiB) + " bytes"), std::string::npos)
       << too_big.error_message();
   EXPECT_EQ(FilesystemBytes(target), before);
-  ASSERT_GRPC_OK(node_expand(128 * kMiB, &expanded));
+  ASSERT_GRPC_OK(NodeExpand(volume_id, target, 128 * kMiB, cap, &expanded));
   EXPECT_EQ(expanded.capacity_bytes(), 128 * kMiB);
-  EXPECT_EQ(DeviceBytes(device), 128 * kMiB) << device;
+  EXPECT_EQ(BlockDeviceBytes(device), 128 * kMiB) << device;
   EXPECT_GT(FilesystemBytes(target), 100 * kMiB) << "before: " << before;
-  ASSERT_GRPC_OK(node_expand(128 * kMiB, &expanded));  // again: nothing to do
+  ASSERT_GRPC_OK(NodeExpand(volume_id, target, 128 * kMiB, cap, &expanded));  // again: nothing to do
   EXPECT_EQ(expanded.capacity_bytes(), 128 * kMiB);
   // The grown filesystem takes data beyond the old size, and the old file
   // reads back.

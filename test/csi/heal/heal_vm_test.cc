@@ -32,7 +32,6 @@
 #include <thread>
 #include <vector>
 
-#include "test/common/http_client.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {
@@ -156,23 +155,10 @@ class HealVmTest : public NodeVmTest {
  protected:
   // Restarts the shared daemon with `reattach_timeout_s` (its old process,
   // if alive, is SIGKILLed) and returns the seconds from launch to /readyz.
-  double RestartDaemon(int reattach_timeout_s) {
-    Node().reset();
+  static double TimedRestart(int reattach_timeout_s) {
     Daemon().Stop(SIGKILL);
     auto t0 = Clock::now();
-    const CephEnv& c = Ceph();
-    EXPECT_TRUE(Daemon().Start({"--ceph-csi-config=" + Root() + "/config.json", "--ceph-conf=" + c.conf,
-                                "--key-dir=" + Root() + "/keys",
-                                "--reattach-timeout=" + std::to_string(reattach_timeout_s), "--log-level=debug"}))
-        << Daemon().Log();
-    Node() = csi::v1::Node::NewStub(grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
-    while (test::HttpGet(Daemon().health_port(), "/readyz").status != 200) {
-      if (Clock::now() - t0 > std::chrono::seconds(120)) {
-        ADD_FAILURE() << "not ready 120 s after the restart\n" << Daemon().Log();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    RestartDaemon(reattach_timeout_s);
     return Seconds(Clock::now() - t0);
   }
 
@@ -256,7 +242,7 @@ TEST_F(HealVmTest, AdoptsAfterDaemonKillAndReattachesAfterDaemonAndRbdNbdKill) {
 
   // (a) The daemon alone dies: its rbd-nbd children serve on, and are adopted.
   for (Volume& v : vols) v.writer->ResetStall();
-  double heal_a = RestartDaemon(60);
+  double heal_a = TimedRestart(60);
   for (const Volume& v : vols) {
     EXPECT_EQ(StatusField(v.id, "state"), "Connected") << StatusOf(v.id);
     EXPECT_EQ(StatusField(v.id, "adopted"), "true") << StatusOf(v.id);
@@ -273,7 +259,7 @@ TEST_F(HealVmTest, AdoptsAfterDaemonKillAndReattachesAfterDaemonAndRbdNbdKill) {
   for (Volume& v : vols) v.writer->ResetStall();
   Daemon().Stop(SIGKILL);
   KillRbdNbd(vols);
-  double heal_b = RestartDaemon(60);
+  double heal_b = TimedRestart(60);
   for (const Volume& v : vols) {
     EXPECT_EQ(StatusField(v.id, "state"), "Connected") << StatusOf(v.id);
     EXPECT_EQ(StatusField(v.id, "device"), v.device) << v.id;
@@ -303,7 +289,7 @@ TEST_F(HealVmTest, AdoptsAfterDaemonKillAndReattachesAfterDaemonAndRbdNbdKill) {
 // device meets the kernel's EIO: that failed IO is what makes a re-attach
 // unsafe, and what the healer detects.
 TEST_F(HealVmTest, PastTheReattachWindowVolumesAreExpiredAndStillUnstage) {
-  RestartDaemon(10);  // the flag's minimum; the maps below get it too
+  TimedRestart(10);  // the flag's minimum; the maps below get it too
   std::vector<Volume> vols = StageAndPublish("heal-c");
   ASSERT_FALSE(HasFailure());
   for (Volume& v : vols) {
@@ -330,7 +316,7 @@ TEST_F(HealVmTest, PastTheReattachWindowVolumesAreExpiredAndStillUnstage) {
     ASSERT_EQ(reads[i].wait_for(std::chrono::seconds(60)), std::future_status::ready) << vols[i].device;
     EXPECT_EQ(reads[i].get(), EIO) << vols[i].device << ": a read past the window should fail with EIO";
   }
-  double heal_c = RestartDaemon(10);
+  double heal_c = TimedRestart(10);
   for (const Volume& v : vols) {
     EXPECT_EQ(StatusField(v.id, "state"), "Expired") << StatusOf(v.id);
     grpc::Status st;
@@ -342,7 +328,7 @@ TEST_F(HealVmTest, PastTheReattachWindowVolumesAreExpiredAndStillUnstage) {
   }
   Print("(c) past the reattach window -> Expired", heal_c, vols);
   UnpublishAndUnstage(vols);
-  RestartDaemon(60);  // back to the suite's settings
+  TimedRestart(kReattachTimeoutS);  // back to the suite's settings
   if (HasFailure()) std::fprintf(stderr, "--- nbdkeeperd log ---\n%s\n", Daemon().Log().c_str());
 }
 
