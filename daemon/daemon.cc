@@ -164,6 +164,7 @@ class Daemon {
     options.path_roots.insert(options.path_roots.end(), config_.mount_roots.begin(), config_.mount_roots.end());
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;
+    options.resolve.ceph_dir = config_.ceph_dir;
     options.boot_id = *boot_id;
     if (netlink_) {
       auto devices = netlink_->Status();

@@ -93,6 +93,14 @@ TEST(ConfigTest, PathRootsAreCleanAbsoluteDirectoriesOtherThanTheRoot) {
   }
 }
 
+// Bare metal (issue 32): where the ceph.conf files are the clusters when
+// there is no ceph-csi config.json.
+TEST(ConfigTest, CephDirDefaultsToEtcCeph) {
+  EXPECT_EQ(Parse({})->config.ceph_dir, "/etc/ceph");
+  EXPECT_EQ(Parse({"--ceph-dir=/srv/ceph"})->config.ceph_dir, "/srv/ceph");
+  EXPECT_EQ(Parse({"--ceph-dir=etc"}).status().code(), Code::kInvalidArgument);
+}
+
 TEST(ConfigTest, HelpAndVersion) {
   EXPECT_EQ(Parse({"--help"})->action, Action::kHelp);
   EXPECT_EQ(Parse({"--version"})->action, Action::kVersion);
