@@ -135,6 +135,16 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->kms_config, v); }},
       {"ceph_conf", false, "ceph.conf for librados and rbd-nbd (default: their own search)",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_conf, v); }},
+      {"device_links", false, "root of the stable names POOL[/NS]/IMAGE of mapped devices, or off",
+       [](Config* c, std::string_view v) {
+         if (v == "off") {
+           c->device_links.clear();
+           return Status::Ok();
+         }
+         NBDK_RETURN_IF_ERROR(CheckPathRoot(v).WithContext("not off"));
+         c->device_links = v;
+         return Status::Ok();
+       }},
       {"ceph_dir", false, "without ceph_csi_config, the clusters are the NAME.conf files here",
        [](Config* c, std::string_view v) { return SetAbsolutePath(&c->ceph_dir, v); }},
       {"key_dir", false, "directory (tmpfs) for per-volume 0600 cephx key files",

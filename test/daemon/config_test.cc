@@ -101,6 +101,16 @@ TEST(ConfigTest, CephDirDefaultsToEtcCeph) {
   EXPECT_EQ(Parse({"--ceph-dir=etc"}).status().code(), Code::kInvalidArgument);
 }
 
+// The stable device names' root, or none.
+TEST(ConfigTest, DeviceLinksAreACleanRootOrOff) {
+  EXPECT_EQ(Parse({})->config.device_links, "/dev/nbdkeeper");
+  EXPECT_EQ(Parse({"--device-links", "/run/links"})->config.device_links, "/run/links");
+  EXPECT_EQ(Parse({"--device-links=off"})->config.device_links, "");
+  for (const char* bad : {"--device-links=/", "--device-links=rel", "--device-links=/a/"}) {
+    EXPECT_EQ(Parse({bad}).status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ConfigTest, HelpAndVersion) {
   EXPECT_EQ(Parse({"--help"})->action, Action::kHelp);
   EXPECT_EQ(Parse({"--version"})->action, Action::kVersion);
