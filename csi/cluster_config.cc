@@ -3,13 +3,18 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "base/quote_field.h"
+#include "ceph/ceph_conf.h"
 
 namespace nbdk {
 namespace {
@@ -67,8 +72,9 @@ Result<ClusterEntry> ClusterConfig::Find(std::string_view cluster_id) const {
     if (e.cluster_id == cluster_id) return e;
   }
   // The node's configuration lacks it: the CO cannot fix that by retrying.
-  return Status::FailedPrecondition("cluster ID " + QuoteField(cluster_id) +
-                                    " is not in the ceph-csi cluster config (ceph_csi_config)");
+  std::string message = "cluster ID " + QuoteField(cluster_id) + " is not in " + source_;
+  for (const std::string& s : skipped_) message += "; skipped " + s;
+  return Status::FailedPrecondition(message);
 }
 
 Result<ClusterConfig> ParseClusterConfig(std::string_view json) {
@@ -107,6 +113,42 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
   auto config = ParseClusterConfig(text.str());
   if (!config.ok()) return Status::FailedPrecondition(what + ": " + config.status().message());
   return config;
+}
+
+Result<ClusterConfig> LoadClusters(const std::string& config_json, const std::string& ceph_dir) {
+  if (::access(config_json.c_str(), F_OK) == 0 || errno != ENOENT) return LoadClusterConfig(config_json);
+  std::vector<std::string> names;
+  if (DIR* dir = ::opendir(ceph_dir.c_str())) {
+    while (const dirent* e = ::readdir(dir)) {
+      std::string file = e->d_name;
+      if (file.size() > 5 && file.ends_with(".conf") && file.front() != '.') names.push_back(file);
+    }
+    ::closedir(dir);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<ClusterEntry> entries;
+  std::vector<std::string> skipped;
+  for (const std::string& file : names) {
+    std::string path = ceph_dir + "/" + file;
+    auto conf = LoadCephConf(path);
+    if (!conf.ok()) {
+      skipped.push_back(conf.status().message());
+      continue;
+    }
+    ClusterEntry entry;
+    entry.cluster_id = conf->Get("fsid", "");
+    if (entry.cluster_id.empty()) {
+      skipped.push_back(path + ": no fsid in [global] (`ceph fsid` prints it)");
+      continue;
+    }
+    entry.name = file.substr(0, file.size() - 5);
+    entry.ceph_conf = path;
+    entry.monitors = SplitMonHost(conf->Get("mon_host", ""));
+    entries.push_back(std::move(entry));
+  }
+  return ClusterConfig(std::move(entries),
+                       "any " + ceph_dir + "/*.conf's fsid (no ceph-csi cluster config " + config_json + ")",
+                       std::move(skipped));
 }
 
 }  // namespace nbdk

@@ -25,21 +25,37 @@ struct ClusterEntry {
   std::string cluster_id;
   std::vector<std::string> monitors;  // as written: "10.0.0.1:6789", "[v2:...]", ...
   std::string rados_namespace;        // rbd.radosNamespace; "" is the default namespace
+  // A cluster from a ceph.conf (LoadClusters): its name (NAME of
+  // NAME.conf, as `rbd --cluster` means it) and the file, which librados
+  // and rbd-nbd then read. Both "" for a config.json entry.
+  std::string name;
+  std::string ceph_conf;
+
+  // The ceph.conf that reaches this cluster: its own, else `fallback` (the
+  // daemon's --ceph-conf).
+  const std::string& CephConfOr(const std::string& fallback) const { return ceph_conf.empty() ? fallback : ceph_conf; }
 
   bool operator==(const ClusterEntry&) const = default;
 };
 
 class ClusterConfig {
  public:
-  explicit ClusterConfig(std::vector<ClusterEntry> entries) : entries_(std::move(entries)) {}
+  // `source` names where the entries came from in Find's error; `skipped`
+  // names each file left out and why.
+  explicit ClusterConfig(std::vector<ClusterEntry> entries, std::string source = "the ceph-csi cluster config (ceph_csi_config)",
+                         std::vector<std::string> skipped = {})
+      : entries_(std::move(entries)), source_(std::move(source)), skipped_(std::move(skipped)) {}
 
   // The entry for `cluster_id`; FailedPrecondition naming the ID when there
   // is none (the node is missing configuration).
   Result<ClusterEntry> Find(std::string_view cluster_id) const;
   const std::vector<ClusterEntry>& entries() const { return entries_; }
+  const std::vector<std::string>& skipped() const { return skipped_; }
 
  private:
   std::vector<ClusterEntry> entries_;
+  std::string source_;
+  std::vector<std::string> skipped_;
 };
 
 // Parses the file's text. InvalidArgument names the entry and field:
@@ -55,5 +71,15 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view json);
 // daemon runs, so callers read it per request, as ceph-csi does. A missing
 // file, or one that does not parse, is FailedPrecondition naming the path.
 Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+
+// The clusters a request may name: config.json's (LoadClusterConfig) when
+// `config_json` exists, so that file keeps meaning what it means to
+// ceph-csi. Without it, a bare-metal host's ceph.conf files are enough: one
+// entry per `<ceph_dir>/NAME.conf` with an fsid, its cluster ID the fsid
+// (what ceph-csi users give as clusterID for an external cluster), its
+// monitors mon_host's (may be empty: librados and rbd-nbd read the file's
+// own mon settings), its name NAME and its ceph_conf the file. A .conf that
+// does not parse or has no fsid is in skipped(), with the reason. BLOCKING.
+Result<ClusterConfig> LoadClusters(const std::string& config_json, const std::string& ceph_dir);
 
 }  // namespace nbdk

@@ -110,14 +110,8 @@ void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::stri
 std::vector<std::string> MountArgv(const std::string& fs_type, const std::string& device, const std::string& target,
                                    std::vector<std::string> options) {
   if (fs_type == "xfs") options.push_back("nouuid");
-  std::vector<std::string> argv = {"mount", "-t", fs_type};
-  if (!options.empty()) {
-    argv.push_back("-o");
-    argv.push_back(Join(options, ','));
-  }
-  argv.push_back(device);
-  argv.push_back(target);
-  return argv;
+  options.push_back(kNetworkDeviceOption);
+  return {"mount", "-t", fs_type, "-o", Join(options, ','), device, target};
 }
 
 void Mount(EventLoop& loop, const std::string& fs_type, const std::string& device, const std::string& target,
@@ -127,18 +121,13 @@ void Mount(EventLoop& loop, const std::string& fs_type, const std::string& devic
 
 void BindMount(EventLoop& loop, const std::string& source, const std::string& target, bool read_only,
                std::vector<std::string> options, StatusCallback done) {
-  std::vector<std::string> argv = {"mount", "--bind"};
-  if (!options.empty()) {
-    argv.push_back("-o");
-    argv.push_back(Join(options, ','));
-  }
-  argv.push_back(source);
-  argv.push_back(target);
+  options.push_back(kNetworkDeviceOption);
+  std::vector<std::string> argv = {"mount", "--bind", "-o", Join(options, ','), source, target};
   if (!read_only) return Run(loop, std::move(argv), kQuickTimeoutMs, std::move(done));
   EventLoop* l = &loop;
   Run(loop, std::move(argv), kQuickTimeoutMs, [l, target, done = std::move(done)](Status s) {
     if (!s.ok()) return done(s);
-    Run(*l, {"mount", "-o", "remount,bind,ro", target}, kQuickTimeoutMs, done);
+    Run(*l, {"mount", "-o", std::string("remount,bind,ro,") + kNetworkDeviceOption, target}, kQuickTimeoutMs, done);
   });
 }
 

@@ -44,8 +44,15 @@ void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(
 std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::string& device);
 void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device, StatusCallback done);
 
-// mount -t <fs_type> [-o opts] <device> <target>. xfs gets nouuid (clones
-// and snapshots share UUIDs).
+// Every mount and bind mount made here carries _netdev (a userspace option:
+// libmount keeps it in /run/mount/utab, the kernel never sees it), so that
+// systemd orders the mount units it derives from them like any network
+// filesystem's: after the network at boot, unmounted before the network
+// goes at shutdown.
+inline constexpr char kNetworkDeviceOption[] = "_netdev";
+
+// mount -t <fs_type> -o <opts>,_netdev <device> <target>. xfs gets nouuid
+// (clones and snapshots share UUIDs).
 std::vector<std::string> MountArgv(const std::string& fs_type, const std::string& device, const std::string& target,
                                    std::vector<std::string> options);
 void Mount(EventLoop& loop, const std::string& fs_type, const std::string& device, const std::string& target,

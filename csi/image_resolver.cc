@@ -50,14 +50,14 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
   auto config = std::make_shared<Result<ClusterConfig>>(Status::Internal("not read"));
   RadosClients* clients = &rados;
   EventLoop* l = &loop;
-  loop.RunBlocking([path = options.cluster_config_path, config] { *config = LoadClusterConfig(path); }, [=] {
+  loop.RunBlocking([path = options.cluster_config_path, dir = options.ceph_dir, config] { *config = LoadClusters(path, dir); }, [=] {
     if (!config->ok()) return r->done(config->status());
     auto entry = (*config)->Find(r->request.cluster_id);
     if (!entry.ok()) return r->done(entry.status());
     ImageSpec& image = r->out.image;
     r->out.cluster_id = entry->cluster_id;
     image.monitors = entry->monitors;
-    image.ceph_conf = r->options.ceph_conf;
+    image.ceph_conf = entry->CephConfOr(r->options.ceph_conf);
     image.user_id = r->request.user_id;
     image.keyfile = keyfile;
     image.rados_namespace =

@@ -2,7 +2,7 @@
 // reach its cluster - ceph-csi's read side.
 //
 // The cluster comes from config.json (read per request: it is a ConfigMap
-// that may change). A static volume names its pool and image directly. A
+// that may change), or without one from a ceph.conf (LoadClusters). A static volume names its pool and image directly. A
 // dynamic volume's ID carries the cluster ID and the image pool's ID; the
 // image name is the volume context's imageName or, failing that, the omap
 // journal's csi.volume.<uuid> -> csi.imagename (csi-vol-<uuid> when the key
@@ -28,6 +28,7 @@ struct ResolvedImage {
 struct ResolveOptions {
   std::string cluster_config_path;
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  std::string ceph_dir = "/etc/ceph";  // the ceph.conf files without cluster_config_path (LoadClusters)
   int rados_timeout_s = 10;
 };
 

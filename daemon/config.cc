@@ -51,6 +51,12 @@ Status SetNonEmpty(std::string* out, std::string_view v) {
   return Status::Ok();
 }
 
+Status SetAbsolutePath(std::string* out, std::string_view v) {
+  if (v.empty() || v.front() != '/') return Status::InvalidArgument("must be an absolute path");
+  *out = v;
+  return Status::Ok();
+}
+
 Status SetRange(uint32_t* out, std::string_view v, uint64_t min, uint64_t max) {
   auto n = ParseUnsigned(v, 10, max);
   if (!n.ok()) return n.status();
@@ -107,11 +113,7 @@ const std::vector<Setting>& Settings() {
          return Status::Ok();
        }},
       {"state_dir", false, "directory for the node journal and logs",
-       [](Config* c, std::string_view v) {
-         if (v.empty() || v.front() != '/') return Status::InvalidArgument("must be an absolute path");
-         c->state_dir = v;
-         return Status::Ok();
-       }},
+       [](Config* c, std::string_view v) { return SetAbsolutePath(&c->state_dir, v); }},
       {"health_listen", false, "host:port of the health endpoint; port 0 disables it",
        [](Config* c, std::string_view v) {
          auto hp = ParseHostPort(v);
@@ -133,12 +135,20 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->kms_config, v); }},
       {"ceph_conf", false, "ceph.conf for librados and rbd-nbd (default: their own search)",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->ceph_conf, v); }},
-      {"key_dir", false, "directory (tmpfs) for per-volume 0600 cephx key files",
+      {"device_links", false, "root of the stable names POOL[/NS]/IMAGE of mapped devices, or off",
        [](Config* c, std::string_view v) {
-         if (v.empty() || v.front() != '/') return Status::InvalidArgument("must be an absolute path");
-         c->key_dir = v;
+         if (v == "off") {
+           c->device_links.clear();
+           return Status::Ok();
+         }
+         NBDK_RETURN_IF_ERROR(CheckPathRoot(v).WithContext("not off"));
+         c->device_links = v;
          return Status::Ok();
        }},
+      {"ceph_dir", false, "without ceph_csi_config, the clusters are the NAME.conf files here",
+       [](Config* c, std::string_view v) { return SetAbsolutePath(&c->ceph_dir, v); }},
+      {"key_dir", false, "directory (tmpfs) for per-volume 0600 cephx key files",
+       [](Config* c, std::string_view v) { return SetAbsolutePath(&c->key_dir, v); }},
       {"csi_root", false,
        "every staging, target and volume path of a request must lie beneath this directory (kubelet's root "
        "directory; Nomad's stage_publish_base_dir)",

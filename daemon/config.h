@@ -43,6 +43,11 @@ struct Config {
   // read per request, only for a KMS ID other than "default".
   std::string kms_config = std::string(kKmsConfigPath);
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  // Without ceph_csi_config, each NAME.conf here with an fsid is a cluster
+  // (csi/cluster_config.h LoadClusters).
+  std::string ceph_dir = "/etc/ceph";
+  // The stable names' root (supervisor/device_links.h); "": none kept.
+  std::string device_links = "/dev/nbdkeeper";
   std::string key_dir = "/run/nbdkeeper/keys";
   // Request paths are confined beneath these and <state_dir>/staging
   // (csi/confined_path.h). csi_root is where the orchestrator puts the

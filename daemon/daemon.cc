@@ -26,6 +26,7 @@
 #include "daemon/volume_report.h"
 #include "journal/node_boot_id.h"
 #include "netlink/nbd_netlink.h"
+#include "supervisor/device_links.h"
 #include "supervisor/rbd_lock_breaker.h"
 #include "supervisor/server_probe.h"
 #include "supervisor/systemd_child_scopes.h"
@@ -75,6 +76,7 @@ class Daemon {
         rbd_lock_breaker_(loop_, rados_),
         keep_locks_(loop_, rbd_lock_breaker_),
         child_scopes_(loop_, config.systemd_bus),
+        device_links_(loop_, config.device_links),
         supervisor_(loop_, SupervisorConfigFrom(config),
                     config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),
@@ -82,6 +84,8 @@ class Daemon {
         identity_(env_, config.driver_name, [this] { return ready_; }) {
     // Off: every child stays in our cgroup, and /status says so.
     if (config.child_scopes) supervisor_.SetChildScopes(&child_scopes_);
+    supervisor_.SetStateChanged([this](const std::string& id, const std::string& image, const std::string& device,
+                                       MappingState state) { device_links_.OnState(id, image, device, state); });
     view_ = {&config_, &metrics_, std::chrono::steady_clock::now(), [this] { return ready_; }, nullptr, nullptr};
     DeclareRpcMetrics(metrics_);
   }
@@ -121,7 +125,7 @@ class Daemon {
     NBDK_RETURN_IF_ERROR(StartNode());
 
     view_.write_volumes = [this](JsonWriter& w) {
-      WriteVolumesJson(*volumes_, supervisor_, node_->options.boot_id, config_.status_shows_output, w);
+      WriteVolumesJson(*volumes_, supervisor_, device_links_, node_->options.boot_id, config_.status_shows_output, w);
     };
     view_.write_quarantined = [this](JsonWriter& w) { WriteQuarantinedJson(*volumes_, w); };
     InstallStatusPages(*health_, metrics_, view_);
@@ -164,6 +168,7 @@ class Daemon {
     options.path_roots.insert(options.path_roots.end(), config_.mount_roots.begin(), config_.mount_roots.end());
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;
+    options.resolve.ceph_dir = config_.ceph_dir;
     options.kms_config_path = config_.kms_config;
     options.boot_id = *boot_id;
     if (netlink_) {
@@ -260,6 +265,7 @@ class Daemon {
   RbdLockBreaker rbd_lock_breaker_;
   KeepLocks keep_locks_;
   SystemdChildScopes child_scopes_;  // before the Supervisor that uses it
+  DeviceLinks device_links_;         // likewise
   Supervisor supervisor_;
   std::unique_ptr<NbdNetlink> netlink_;
   std::unique_ptr<StagedVolumes> volumes_;

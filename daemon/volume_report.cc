@@ -66,8 +66,8 @@ void WriteStaleBoot(const VolumeRecord& r, JsonWriter& w) {
 
 }  // namespace
 
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
-                      bool show_output, JsonWriter& w) {
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const DeviceLinks& links,
+                      const std::string& boot_id, bool show_output, JsonWriter& w) {
   std::map<std::string, MappingSnapshot> mappings;
   for (MappingSnapshot& s : supervisor.Snapshots()) mappings[s.volume_id] = std::move(s);
   w.StartArray();
@@ -86,6 +86,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     auto it = mappings.find(r.volume_id);
     if (it != mappings.end()) {
       WriteMapping(it->second, show_output, w);
+      WriteJsonMember(w, "link", links.LinkOf(r.volume_id));
       mappings.erase(it);
     } else if (r.boot_id != boot_id) {
       WriteStaleBoot(r, w);

@@ -5,6 +5,7 @@
 #include "csi/staged_volumes.h"
 #include "base/metrics.h"
 #include "base/json_writer.h"
+#include "supervisor/device_links.h"
 #include "supervisor/supervisor.h"
 
 namespace nbdk {
@@ -23,8 +24,9 @@ namespace nbdk {
 // with a reason saying what to do, "device" is "" and the journaled device
 // is "previous_device": that /dev/nbdN belonged to the boot before and may
 // now serve another volume.
-void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const std::string& boot_id,
-                      bool show_output, JsonWriter& w);
+// "link" is the volume's stable name once `links` placed it.
+void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor, const DeviceLinks& links,
+                      const std::string& boot_id, bool show_output, JsonWriter& w);
 
 // Writes the "quarantined_records" array: each journal record the daemon
 // found damaged at start (journal/node_journal.h) - its file, where it was

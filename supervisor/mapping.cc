@@ -72,6 +72,7 @@ void Mapping::Transition(MappingState to, std::string reason) {
        {"reason", reason_},
        {"device", device_},
        {"pid", ServerPid()}});
+  if (env_.on_state) env_.on_state(request_.volume_id, request_.image.Path(), device_, to);
 }
 
 Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* role) {

@@ -70,6 +70,10 @@ class Mapping {
     // Called when the server's pid or the volume's own Ceph clients change
     // (see Supervisor::SetServerChanged).
     std::function<void(const std::string& volume_id)> on_server_changed;
+    // Called after each state change (see Supervisor::SetStateChanged).
+    std::function<void(const std::string& volume_id, const std::string& image, const std::string& device,
+                       MappingState state)>
+        on_state;
     // Moves each server into a scope of its own; null: child scopes are off.
     ChildScopes* scopes = nullptr;
   };

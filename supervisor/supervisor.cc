@@ -24,6 +24,10 @@ std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
                    [this](const std::string& id) {
                      if (server_changed_) server_changed_(id);
                    },
+                   [this](const std::string& id, const std::string& image, const std::string& device,
+                          MappingState state) {
+                     if (state_changed_) state_changed_(id, image, device, state);
+                   },
                    scopes_};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
 }

@@ -5,6 +5,7 @@
 // Daemon wiring:
 //  - CSI NodeStage -> Map(); NodeUnstage -> Unmap().
 //  - netlink LINK_DEAD subscription -> OnLinkDead(index).
+//  - stable device names -> SetStateChanged (DeviceLinks).
 //  - after a restart, the journal's recorded servers -> Adopt().
 //  - /status -> Snapshots(); /metrics -> counters(), transitions(),
 //    CountByState().
@@ -91,6 +92,13 @@ class Supervisor {
   //  - the volume's own Ceph clients grew (supervisor/image_fence.h).
   void SetServerChanged(std::function<void(const std::string& volume_id)> cb) { server_changed_ = std::move(cb); }
 
+  // `cb` runs after each state change of a mapping, with its image
+  // ("pool/[ns/]image") and device ("" until known): what keeps the stable
+  // device names (supervisor/device_links.h).
+  using StateChanged = std::function<void(const std::string& volume_id, const std::string& image,
+                                          const std::string& device, MappingState state)>;
+  void SetStateChanged(StateChanged cb) { state_changed_ = std::move(cb); }
+
   // Each rbd-nbd started or adopted from now on goes into a systemd scope
   // of its own (see child_scope.h); without this call (or with null) they
   // stay in the daemon's cgroup. Call before the first Map or Adopt;
@@ -152,6 +160,7 @@ class Supervisor {
   AttachQueue attach_queue_;
   std::map<std::string, std::unique_ptr<Mapping>> mappings_;
   std::function<void(const std::string& volume_id)> server_changed_;
+  StateChanged state_changed_;
   ChildScopes* scopes_ = nullptr;
   // Finished mappings, deleted on the next loop turn: they are retired
   // from inside their own callbacks.

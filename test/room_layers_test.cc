@@ -32,7 +32,9 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
       {"daemon",
        {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/controller", "csi/heal"}},
-      {"daemon/ctl", {"base", "ceph", "journal", "csi", "daemon"}},
+      // netlink and csi/heal: the nbd sysfs files and the /proc scan for
+      // rbd-nbd, read by their one owner when map looks for foreign mappings.
+      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "csi", "csi/heal", "daemon"}},
   };
   return layers;
 }

@@ -35,8 +35,9 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
   // A leading '.': no volume ID has one, so this never names a volume's key.
   const std::string id = ".controller-" + std::to_string(++key_files_);
   loop.RunBlocking(
-      [call, path = options_.resolve.cluster_config_path, dir = options_.key_dir, id, key = secrets.user_key] {
-        call->config = LoadClusterConfig(path);
+      [call, path = options_.resolve.cluster_config_path, ceph_dir = options_.resolve.ceph_dir, dir = options_.key_dir,
+       id, key = secrets.user_key] {
+        call->config = LoadClusters(path, ceph_dir);
         if (call->config.ok()) call->keyfile = WriteKeyFile(dir, id, key);
       },
       [this, call, cluster_id, ns, user = secrets.user_id, work = std::move(work), finish, &loop] {
@@ -47,7 +48,7 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         // The cluster of the images this call works on; each names its own.
         ImageSpec cluster_images;
         cluster_images.monitors = entry->monitors;
-        cluster_images.ceph_conf = options_.resolve.ceph_conf;
+        cluster_images.ceph_conf = entry->CephConfOr(options_.resolve.ceph_conf);
         cluster_images.user_id = user;
         cluster_images.keyfile = *call->keyfile;
         std::string effective_ns = ns.empty() ? entry->rados_namespace : ns;

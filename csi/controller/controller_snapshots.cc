@@ -122,9 +122,11 @@ grpc::ServerUnaryReactor* ControllerService::ListSnapshots(grpc::CallbackServerC
       listing->clusters.push_back(p.snapshot_id ? p.snapshot_id->cluster_id : p.source_volume_id->cluster_id);
       return ListOnClusters(listing, 0, answer);
     }
-    // No filter: every cluster of config.json.
+    // No filter: every cluster of config.json (or the ceph.conf files).
     auto config = std::make_shared<Result<ClusterConfig>>(Status::Internal("not read"));
-    env_.loop.RunBlocking([config, path = options_.resolve.cluster_config_path] { *config = LoadClusterConfig(path); },
+    env_.loop.RunBlocking([config, path = options_.resolve.cluster_config_path, dir = options_.resolve.ceph_dir] {
+                            *config = LoadClusters(path, dir);
+                          },
                           [this, config, listing, answer] {
                             if (!config->ok()) return answer(config->status());
                             for (const auto& entry : (*config)->entries()) listing->clusters.push_back(entry.cluster_id);

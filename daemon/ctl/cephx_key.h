@@ -5,14 +5,18 @@
 #include <string>
 
 #include "base/status.h"
+#include "daemon/ctl/cluster_choice.h"
 
 namespace nbdk::ctl {
 
-// `keyfile` holds the bare key (what `ceph auth get-key` prints) or a
-// keyring ("key = AQ..." under [client.USER]); "" means the keyring
-// /etc/ceph/ceph.client.<user_id>.keyring. The error names the file and
-// what is wrong with it, never a key.
-Result<std::string> ReadCephxKey(const std::string& keyfile, const std::string& user_id);
+// The key of client.<user_id>, found as librados finds it: `keyfile` (the
+// --keyfile: a bare key, what `ceph auth get-key` prints, or a keyring)
+// when given; else the cluster's ceph.conf settings for the user, `key`
+// then `keyfile` then the first existing file of `keyring` (metavariables
+// expanded); else the first existing file of Ceph's default keyrings
+// (/etc/ceph/$cluster.$name.keyring, $cluster.keyring, keyring). The error
+// names the file and what is wrong with it, never a key. BLOCKING.
+Result<std::string> ReadCephxKey(const std::string& keyfile, const std::string& user_id, const ChosenCluster& cluster);
 
 // The key in `text` (a bare key or a keyring section for client.<user_id>).
 // Pure.

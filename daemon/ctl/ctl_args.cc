@@ -1,62 +1,135 @@
 #include "daemon/ctl/ctl_args.h"
 
-#include <algorithm>
 #include <map>
+#include <utility>
 
 #include "base/quote_field.h"
 #include "ceph/image_spec.h"
+#include "csi/map_options.h"
+#include "csi/mount_flags.h"
 
 namespace nbdk::ctl {
 namespace {
 
-// Options that take a value; the rest are flags.
-const std::map<std::string, std::string> kValueOptions = {
-    {"--config", "global"},  {"--csi-endpoint", "global"}, {"--health", "global"}, {"--persist-file", "global"},
-    {"--cluster", "map"},    {"--id", "map"},              {"--keyfile", "map"},   {"--fs", "map"},
-    {"--mount", "map"},      {"--size", "map"},
+constexpr uint32_t Bit(CtlAction a) { return uint32_t{1} << static_cast<int>(a); }
+constexpr uint32_t kAll = ~uint32_t{0};
+constexpr uint32_t kMapOnly = Bit(CtlAction::kMap);
+constexpr uint32_t kCredentials = Bit(CtlAction::kMap) | Bit(CtlAction::kExpand);
+
+using Setter = Status (*)(const std::string& value, CtlCommand* c);
+
+// One option: its spellings, whether it takes a value, the commands it
+// applies to and what it sets. A new option is a new row.
+struct OptionRule {
+  std::string_view name;
+  std::string_view alias;  // a short spelling ("-o"), or ""
+  bool takes_value;
+  uint32_t actions;
+  Setter set;
 };
 
-Status Apply(const std::string& name, const std::string& value, CtlCommand* c) {
-  MapSpec& m = c->map;
-  if (name == "--config") c->global.config_file = value;
-  if (name == "--csi-endpoint") c->global.csi_endpoint = value;
-  if (name == "--health") c->global.health = value;
-  if (name == "--persist-file") c->global.persist_file = value;
-  if (name == "--cluster") {
-    NBDK_RETURN_IF_ERROR(CheckCephName("--cluster", value, true));
-    m.cluster_id = value;
-  }
-  if (name == "--id") {
-    if (value.empty() || value.front() == '-' || value.find_first_of(" \t\n/") != std::string::npos) {
-      return Status::InvalidArgument("--id: " + QuoteField(value) + " is not a cephx user name (without 'client.')");
-    }
-    m.user_id = value;
-  }
-  if (name == "--keyfile") m.keyfile = value;
-  if (name == "--fs") {
-    if (value != "ext4" && value != "xfs") {
-      return Status::InvalidArgument("--fs: " + QuoteField(value) + " (ext4 or xfs)");
-    }
-    m.fs_type = value;
-  }
-  if (name == "--mount") {
-    if (value.empty() || value.front() != '/') return Status::InvalidArgument("--mount: an absolute path is needed");
-    m.mount = value;
-  }
-  if (name == "--size") {
-    auto size = ParseSize(value);
-    if (!size.ok()) return size.status().WithContext("--size");
-    m.size_bytes = *size;
-  }
+Status SetCluster(const std::string& v, CtlCommand* c) {
+  NBDK_RETURN_IF_ERROR(CheckCephName("--cluster", v, true));
+  c->map.cluster = v;
   return Status::Ok();
+}
+
+Status SetId(const std::string& v, CtlCommand* c) {
+  if (v.empty() || v.front() == '-' || v.find_first_of(" \t\n/") != std::string::npos) {
+    return Status::InvalidArgument("--id: " + QuoteField(v) + " is not a cephx user name (without 'client.')");
+  }
+  c->map.user_id = v;
+  return Status::Ok();
+}
+
+Status CheckFsType(const std::string& field, const std::string& v) {
+  if (v != "ext4" && v != "xfs") return Status::InvalidArgument(field + ": " + QuoteField(v) + " (ext4 or xfs)");
+  return Status::Ok();
+}
+
+Status CheckMountPath(const std::string& field, const std::string& v) {
+  if (!v.empty() && v.front() != '/') return Status::InvalidArgument(field + ": an absolute path is needed");
+  return Status::Ok();
+}
+
+// The daemon's own allow-list, so a refused option fails here, unmapped.
+Status CheckMapOptions(const std::string& field, const std::string& v) {
+  if (v.empty()) return Status::Ok();
+  auto args = MapOptionArguments("nbd:" + v);
+  return args.ok() ? Status::Ok() : args.status().WithContext(field);
+}
+
+Status SetFs(const std::string& v, CtlCommand* c) {
+  NBDK_RETURN_IF_ERROR(CheckFsType("--fs", v));
+  c->map.fs_type = v;
+  return Status::Ok();
+}
+
+Status SetMount(const std::string& v, CtlCommand* c) {
+  NBDK_RETURN_IF_ERROR(CheckMountPath("--mount", v.empty() ? "-" : v));
+  c->map.mount = v;
+  return Status::Ok();
+}
+
+Status SetSize(const std::string& v, CtlCommand* c) {
+  auto size = ParseSize(v);
+  if (!size.ok()) return size.status().WithContext("--size");
+  c->map.size_bytes = *size;
+  return Status::Ok();
+}
+
+Status AddMapOptions(const std::string& v, CtlCommand* c) {
+  if (v.empty()) return Status::InvalidArgument("-o: an empty option list");
+  NBDK_RETURN_IF_ERROR(CheckMapOptions("-o", v));
+  std::string& o = c->map.map_options;
+  o += (o.empty() ? "" : ",") + v;
+  return Status::Ok();
+}
+
+Status SetFormat(const std::string& v, CtlCommand* c) {
+  if (v != "json" && v != "plain") return Status::InvalidArgument("--format: " + QuoteField(v) + " (json or plain)");
+  c->output = v == "json" ? CtlOutput::kJson : CtlOutput::kText;
+  return Status::Ok();
+}
+
+const OptionRule kOptions[] = {
+    {"--config", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.config_file = v; return Status::Ok(); }},
+    {"--csi-endpoint", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.csi_endpoint = v; return Status::Ok(); }},
+    {"--health", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.health = v; return Status::Ok(); }},
+    {"--persist-file", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.persist_file = v; return Status::Ok(); }},
+    {"--cluster", "", true, kCredentials, SetCluster},
+    {"--id", "", true, kCredentials, SetId},
+    {"--keyfile", "", true, kCredentials, [](const std::string& v, CtlCommand* c) { c->map.keyfile = v; return Status::Ok(); }},
+    {"--fs", "", true, kMapOnly, SetFs},
+    {"--block", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.block = true; return Status::Ok(); }},
+    {"--mount", "", true, kMapOnly, SetMount},
+    {"--mount-options", "", true, kMapOnly, [](const std::string& v, CtlCommand* c) { c->map.mount_options.push_back(v); return Status::Ok(); }},
+    {"--options", "-o", true, kMapOnly, AddMapOptions},
+    {"--exclusive", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { return AddMapOptions("exclusive", c); }},
+    {"--ro", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
+    {"--read-only", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
+    {"--size", "", true, kMapOnly, SetSize},
+    {"--persist", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->persist = true; return Status::Ok(); }},
+    {"--quiet", "-q", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kQuiet; return Status::Ok(); }},
+    {"--json", "", false, kMapOnly | Bit(CtlAction::kList), [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kJson; return Status::Ok(); }},
+    {"--format", "", true, kMapOnly | Bit(CtlAction::kList), SetFormat},
+    {"--force", "", false, Bit(CtlAction::kUnmap) | Bit(CtlAction::kUnmapAll), [](const std::string&, CtlCommand* c) { c->force = true; return Status::Ok(); }},
+    {"--persisted", "", false, Bit(CtlAction::kUnmapAll), [](const std::string&, CtlCommand* c) { c->persisted_only = true; return Status::Ok(); }},
+};
+
+const OptionRule* RuleFor(std::string_view spelling) {
+  for (const OptionRule& r : kOptions) {
+    if (r.name == spelling || (!r.alias.empty() && r.alias == spelling)) return &r;
+  }
+  return nullptr;
 }
 
 Result<CtlAction> ActionNamed(const std::string& name) {
   static const std::map<std::string, CtlAction> kActions = {
-      {"map", CtlAction::kMap},       {"unmap", CtlAction::kUnmap},   {"expand", CtlAction::kExpand},
-      {"list", CtlAction::kList},     {"status", CtlAction::kList},   {"watch", CtlAction::kWatch},
-      {"logs", CtlAction::kLogs},     {"health", CtlAction::kHealth}, {"apply", CtlAction::kApply},
-      {"help", CtlAction::kHelp},     {"version", CtlAction::kVersion},
+      {"map", CtlAction::kMap},       {"unmap", CtlAction::kUnmap},   {"unmap-all", CtlAction::kUnmapAll},
+      {"expand", CtlAction::kExpand}, {"list", CtlAction::kList},     {"status", CtlAction::kList},
+      {"watch", CtlAction::kWatch},   {"logs", CtlAction::kLogs},     {"health", CtlAction::kHealth},
+      {"apply", CtlAction::kApply},   {"help", CtlAction::kHelp},     {"version", CtlAction::kVersion},
   };
   auto it = kActions.find(name);
   if (it == kActions.end()) {
@@ -65,23 +138,13 @@ Result<CtlAction> ActionNamed(const std::string& name) {
   return it->second;
 }
 
-Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos, const std::vector<std::string>& flags) {
+Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos) {
   auto want = [&](size_t n, const char* usage) {
     return pos.size() == n ? Status::Ok() : Status::InvalidArgument(std::string("usage: nbdkeeperctl ") + usage);
   };
-  bool is_map = c->action == CtlAction::kMap;
-  for (const std::string& f : flags) {
-    bool ok = (f == "--json" && c->action == CtlAction::kList) ||
-              ((f == "--block" || f == "--ro" || f == "--persist") && is_map);
-    if (!ok) return Status::InvalidArgument("option " + QuoteField(f) + " does not apply here");
-    if (f == "--json") c->json = true;
-    if (f == "--block") c->map.block = true;
-    if (f == "--ro") c->map.read_only = true;
-    if (f == "--persist") c->persist = true;
-  }
   switch (c->action) {
     case CtlAction::kMap:
-      NBDK_RETURN_IF_ERROR(want(1, "map POOL/[NAMESPACE/]IMAGE [options]"));
+      NBDK_RETURN_IF_ERROR(want(1, "map [POOL/[NAMESPACE/]]IMAGE [options]"));
       return ParseImageSpec(pos[0], &c->map);
     case CtlAction::kUnmap:
     case CtlAction::kLogs:
@@ -103,7 +166,29 @@ Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos, cons
 
 }  // namespace
 
-std::string MapSpec::Spec() const { return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image; }
+Status CheckMapSpec(const MapSpec& m) {
+  NBDK_RETURN_IF_ERROR(CheckFsType("fs", m.fs_type));
+  NBDK_RETURN_IF_ERROR(CheckMountPath("mount", m.mount));
+  NBDK_RETURN_IF_ERROR(CheckMapOptions("options", m.map_options));
+  if (m.block && !m.mount_options.empty()) return Status::InvalidArgument("mount_options: a block volume has no filesystem");
+  if (!m.mount_options.empty()) {
+    auto flags = ParseMountFlags(m.mount_options, m.fs_type, "mount_options");
+    if (!flags.ok()) return flags.status();
+  }
+  // The daemon's Node service, its journal and its heal know an image, not
+  // a snapshot of one: mapping the image instead would be worse than no map.
+  if (!m.snap.empty()) {
+    return Status::InvalidArgument(QuoteField(m.Spec()) +
+                                   ": nbdkeeperd does not map snapshots yet (rbd device map -t nbd --read-only does)");
+  }
+  return Status::Ok();
+}
+
+std::string StaticVolumeId(const MapSpec& spec) { return spec.image; }
+
+std::string MapSpec::Spec() const {
+  return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image + (snap.empty() ? "" : "@" + snap);
+}
 
 Result<int64_t> ParseSize(std::string_view text) {
   std::string_view digits = text;
@@ -129,43 +214,57 @@ Result<int64_t> ParseSize(std::string_view text) {
 }
 
 Status ParseImageSpec(std::string_view text, MapSpec* out) {
+  std::string_view path = text, snap;
+  if (size_t at = text.find('@'); at != std::string_view::npos) {
+    path = text.substr(0, at);
+    snap = text.substr(at + 1);
+    if (snap.empty()) return Status::InvalidArgument(QuoteField(text) + ": no snapshot name after '@'");
+  }
   ImageSpec image;
-  if (!SplitImagePath(text, &image)) {
-    return Status::InvalidArgument(QuoteField(text) + " is not POOL/IMAGE or POOL/NAMESPACE/IMAGE");
+  // As rbd: an image alone is in the pool "rbd".
+  bool bare = !path.empty() && path.find('/') == std::string_view::npos;
+  if (bare) {
+    image.pool = "rbd";
+    image.image = std::string(path);
+  } else if (!SplitImagePath(path, &image)) {
+    return Status::InvalidArgument(QuoteField(text) + " is not [POOL/[NAMESPACE/]]IMAGE[@SNAP]");
   }
   out->pool = image.pool;
   out->image = image.image;
   out->rados_namespace = image.rados_namespace;
+  out->snap = std::string(snap);
   NBDK_RETURN_IF_ERROR(CheckCephName("pool", out->pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("namespace", out->rados_namespace, false));
+  NBDK_RETURN_IF_ERROR(CheckCephName("snapshot", out->snap, false));
   return CheckCephName("image", out->image, true);
 }
 
 Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args) {
   CtlCommand c;
-  std::vector<std::string> positionals, flags;
+  std::vector<std::string> positionals;
+  std::vector<std::pair<const OptionRule*, std::string>> given;
   bool have_action = false;
   for (size_t i = 1; i < args.size(); ++i) {
-    std::string arg = args[i];
+    const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h" || arg == "--version") {
       c.action = arg == "--version" ? CtlAction::kVersion : CtlAction::kHelp;
       return c;
     }
-    if (arg.starts_with("--")) {
-      std::string name = arg.substr(0, arg.find('='));
-      if (!kValueOptions.count(name)) {
-        flags.push_back(arg);
-        continue;
-      }
+    if (arg.size() > 1 && arg.front() == '-') {
+      std::string name = arg.substr(0, arg.starts_with("--") ? arg.find('=') : 2);
+      const OptionRule* rule = RuleFor(name);
+      if (rule == nullptr) return Status::InvalidArgument("unknown option " + QuoteField(name) + " (see --help)");
       std::string value;
-      if (name.size() < arg.size()) {
-        value = arg.substr(name.size() + 1);
+      if (!rule->takes_value) {
+        if (name.size() < arg.size()) return Status::InvalidArgument(name + " takes no value");
+      } else if (name.size() < arg.size()) {
+        value = arg.substr(name.size() + (arg[name.size()] == '=' ? 1 : 0));
       } else if (i + 1 < args.size()) {
         value = args[++i];
       } else {
         return Status::InvalidArgument(name + ": missing value");
       }
-      NBDK_RETURN_IF_ERROR(Apply(name, value, &c));
+      given.emplace_back(rule, std::move(value));
       continue;
     }
     if (!have_action) {
@@ -178,10 +277,18 @@ Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args) {
     positionals.push_back(arg);
   }
   if (!have_action) return Status::InvalidArgument("no command given (see nbdkeeperctl --help)");
-  NBDK_RETURN_IF_ERROR(CheckPositionals(&c, positionals, flags));
-  bool fs_given = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("--fs"); }) !=
-                  args.end();
+  bool fs_given = false;
+  for (const auto& [rule, value] : given) {
+    if ((rule->actions & Bit(c.action)) == 0) {
+      return Status::InvalidArgument("option " + std::string(rule->name) + " does not apply here");
+    }
+    NBDK_RETURN_IF_ERROR(rule->set(value, &c));
+    fs_given |= rule->name == "--fs";
+  }
+  NBDK_RETURN_IF_ERROR(CheckPositionals(&c, positionals));
+  if (c.action != CtlAction::kMap) return c;
   if (c.map.block && fs_given) return Status::InvalidArgument("--block and --fs exclude each other");
+  NBDK_RETURN_IF_ERROR(CheckMapSpec(c.map));
   return c;
 }
 
@@ -191,26 +298,44 @@ The operator's command line for nbdkeeperd: maps Ceph RBD images through the
 daemon's CSI socket and reads its health endpoint.
 
 Commands:
-  map POOL/[NAMESPACE/]IMAGE [--cluster ID] [--id USER] [--keyfile FILE]
-      [--fs ext4|xfs | --block] [--mount PATH] [--ro] [--size SIZE] [--persist]
-                     stage (and with --mount publish) the image; --size creates
-                     it first; --persist brings it back after a reboot
-  unmap IMAGE|PATH   unpublish and unstage (IMAGE, volume ID, device or mount)
+  map [POOL/[NAMESPACE/]]IMAGE [--cluster NAME] [--id USER] [--keyfile FILE]
+      [--fs ext4|xfs | --block] [--mount PATH] [--mount-options OPTS]
+      [-o|--options OPTS] [--exclusive] [--ro] [--size SIZE] [--persist]
+      [--quiet | --json]
+                     stage (and with --mount publish) the image (pool "rbd"
+                     when none is named; not a snapshot yet); --size
+                     creates it first; --persist brings it back after a
+                     reboot. Prints the device path alone unless on a
+                     terminal; --json: an object
+  unmap IMAGE|PATH [--force]
+                     unpublish and unstage (IMAGE, volume ID, device or
+                     mount) and drop it from the volumes file; --force:
+                     first unmount what else is mounted from its device
+  unmap-all [--persisted] [--force]
+                     unmap every volume (--persisted: those of the volumes
+                     file), persisted ones in its reverse order; the file
+                     stays (shutdown: nbdkeeper-volumes.service)
   expand IMAGE SIZE  grow the image (volumes made with --size), device and filesystem
-  list, status       the volumes table (--json for scripts)
+  list, status       the volumes table (--format json or --json for scripts:
+                     rbd device list's keys and nbdkeeper's)
   watch              the table, refreshed every second
   logs VOLUME        the rbd-nbd output the daemon kept for a volume
   health             exit 0 when ready and every volume is connected
   apply              map every persisted volume that is not mapped (boot)
 
 Global options:
-  --config FILE         the daemon's config file (endpoints and state dir from it)
+  --config FILE         the daemon's config file (endpoints, clusters and state
+                        dir from it); default /etc/nbdkeeper/config.json if it exists
   --csi-endpoint URL    default: the daemon's, unix:///run/nbdkeeper/csi.sock
   --health ADDR         default: the daemon's, 127.0.0.1:9810
   --persist-file FILE   default: /etc/nbdkeeper/volumes.json
 
-Keys: --keyfile FILE holds the cephx key (or a keyring); without it the
-keyring /etc/ceph/ceph.client.USER.keyring is read. Never on the command line.
+Clusters: with ceph-csi's config.json (the daemon's ceph_csi_config),
+--cluster names one of its cluster IDs; without it, --cluster NAME means
+/etc/ceph/NAME.conf (default ceph), as for rbd. Keys: --keyfile FILE holds
+the cephx key (or a keyring); without it, the keyring librados would read
+(the ceph.conf's key, keyfile or keyring settings, else
+/etc/ceph/NAME.client.USER.keyring). Never on the command line.
 
 Exit status:
   0  done

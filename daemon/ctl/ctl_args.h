@@ -3,6 +3,8 @@
 //   nbdkeeperctl [--config FILE] [--csi-endpoint URL] [--health ADDR]
 //                [--persist-file FILE] COMMAND ...
 // Every problem is an InvalidArgument naming the option (exit status 2).
+// Each option is one row of a table in ctl_args.cc: its spellings, whether
+// it takes a value, the commands it applies to and what it sets.
 #pragma once
 
 #include <cstdint>
@@ -24,31 +26,45 @@ struct GlobalOptions {
 
 // One mapping as `map` asks for it (and as --persist keeps it).
 struct MapSpec {
-  std::string pool;
+  std::string pool = "rbd";  // rbd's default pool when the spec names none
   std::string rados_namespace;
   std::string image;
-  std::string cluster_id;  // "": the only cluster in the daemon's ceph-csi config
+  std::string snap;          // "": the image itself (CheckMapSpec refuses a snapshot)
+  // --cluster as given: a config.json cluster ID, or a ceph.conf's NAME
+  // (daemon/ctl/cluster_choice.h); "": the default.
+  std::string cluster;
   std::string user_id = "admin";
-  std::string keyfile;     // "": the Ceph keyring of user_id
+  std::string keyfile;     // "": the keyring librados would read (daemon/ctl/cephx_key.h)
   std::string fs_type = "ext4";
   bool block = false;
   std::string mount;       // "": no publish (a filesystem stays at its staging mount point)
   bool read_only = false;
+  // -o: rbd-nbd's map options, comma-separated, through the daemon's
+  // allow-list (csi/map_options.h); --exclusive adds "exclusive".
+  std::string map_options;
+  // --mount-options: the filesystem's, through the mount allow-list (csi/mount_flags.h).
+  std::vector<std::string> mount_options;
   int64_t size_bytes = 0;  // > 0: create the image through the Controller
-  // "pool/[ns/]image".
+  // "pool/[ns/]image[@snap]".
   std::string Spec() const;
 };
 
-enum class CtlAction { kMap, kUnmap, kExpand, kList, kWatch, kLogs, kHealth, kApply, kHelp, kVersion };
+enum class CtlAction { kMap, kUnmap, kUnmapAll, kExpand, kList, kWatch, kLogs, kHealth, kApply, kHelp, kVersion };
+
+// How map and list print their result: kText is a sentence on a terminal
+// and the device path alone otherwise (or with --quiet); kJson an object.
+enum class CtlOutput { kText, kQuiet, kJson };
 
 struct CtlCommand {
   CtlAction action = CtlAction::kHelp;
   GlobalOptions global;
-  MapSpec map;             // kMap; for kExpand, user_id and keyfile
+  MapSpec map;             // kMap; for kExpand, cluster, user_id and keyfile
   bool persist = false;    // kMap --persist
+  bool force = false;      // kUnmap, kUnmapAll --force
+  bool persisted_only = false;  // kUnmapAll --persisted: the volumes file's volumes alone
   std::string target;      // kUnmap, kExpand, kLogs: image, volume ID, device or mount point
   int64_t size_bytes = 0;  // kExpand
-  bool json = false;       // kList --json
+  CtlOutput output = CtlOutput::kText;  // kMap, kList (--json, --format json, --quiet)
 };
 
 Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args);
@@ -57,9 +73,20 @@ Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args);
 // for anything else, zero, or more than 1 EiB.
 Result<int64_t> ParseSize(std::string_view text);
 
-// "pool/image" or "pool/ns/image" -> pool, namespace, image, each checked
-// with Ceph's naming rule.
+// "[pool/[ns/]]image[@snap]" -> pool (default "rbd"), namespace, image and
+// snapshot, each checked with Ceph's naming rule.
 Status ParseImageSpec(std::string_view text, MapSpec* out);
+
+// The rules a mapping obeys however it is given (the command line or the
+// volumes file): fs type, an absolute mount point, map options through the
+// daemon's allow-list, mount options through the mount allow-list and not
+// on a block volume, and no snapshot (the daemon maps images only).
+// InvalidArgument naming the field.
+Status CheckMapSpec(const MapSpec& spec);
+
+// The volume ID `map` gives an existing image (a ceph-csi static volume):
+// its name.
+std::string StaticVolumeId(const MapSpec& spec);
 
 std::string CtlUsage();
 

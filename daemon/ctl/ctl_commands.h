@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "daemon/ctl/ctl_args.h"
+#include "daemon/ctl/daemon_client.h"
 
 namespace nbdk::ctl {
 
@@ -16,5 +17,7 @@ int RunCtlCommand(const CtlCommand& command);
 // characters escaped, a daemon's huge answer cut: BoundMessage in
 // base/quote_field.h).
 void PrintError(std::string_view message);
+// PrintError(error.message), then error.exit.
+int FailWith(const CtlError& error);
 
 }  // namespace nbdk::ctl

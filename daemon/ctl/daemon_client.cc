@@ -74,7 +74,10 @@ Result<HttpAnswer> HttpGet(const HostPort& hp, const std::string& path) {
 
 Result<Config> DaemonSettings(const GlobalOptions& global) {
   std::vector<std::string> args = {"nbdkeeperd"};
-  if (!global.config_file.empty()) args.insert(args.end(), {"--config", global.config_file});
+  // The file the README's install writes, as the units pass it.
+  std::string config = global.config_file;
+  if (config.empty() && ::access(kDefaultConfigFile, F_OK) == 0) config = kDefaultConfigFile;
+  if (!config.empty()) args.insert(args.end(), {"--config", config});
   if (!global.csi_endpoint.empty()) args.push_back("--csi-endpoint=" + global.csi_endpoint);
   if (!global.health.empty()) args.push_back("--health-listen=" + global.health);
   auto parsed = ParseArgs(args);
@@ -105,6 +108,13 @@ Result<DaemonClient> DaemonClient::Open(const Config& daemon, CtlError* error) {
 }
 
 Result<HttpAnswer> DaemonClient::Get(const std::string& path) const { return HttpGet(health_, path); }
+
+Result<DaemonStatus> DaemonClient::GetStatus() const {
+  auto page = Get("/status");
+  if (!page.ok()) return page.status();
+  if (page->status != 200) return Status::Unavailable("/status answered HTTP " + std::to_string(page->status));
+  return ParseDaemonStatus(page->body);
+}
 
 bool DaemonClient::WaitReady(int timeout_ms) const {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -12,6 +12,7 @@
 #include "daemon/config.h"
 #include "daemon/ctl/ctl_args.h"
 #include "daemon/ctl/http_reply.h"
+#include "daemon/ctl/volume_table.h"
 
 namespace nbdk::ctl {
 
@@ -32,8 +33,13 @@ struct CtlError {
   std::string message;
 };
 
-// The daemon's settings the CLI needs: flags, else the daemon's config file,
-// else the daemon's defaults (one parser: daemon/config.h).
+// The config file the units give nbdkeeperd, read when --config is not given
+// and it exists.
+inline constexpr char kDefaultConfigFile[] = "/etc/nbdkeeper/config.json";
+
+// The daemon's settings the CLI needs: flags, else the daemon's config file
+// (--config, else kDefaultConfigFile), else the daemon's defaults (one
+// parser: daemon/config.h).
 Result<Config> DaemonSettings(const GlobalOptions& global);
 
 class DaemonClient {
@@ -46,6 +52,8 @@ class DaemonClient {
   csi::v1::Controller::Stub& controller() { return *controller_; }
   // GET `path` from the health endpoint (5 s timeout).
   Result<HttpAnswer> Get(const std::string& path) const;
+  // GET /status, parsed: Unavailable when it does not answer 200.
+  Result<DaemonStatus> GetStatus() const;
   // Polls /readyz until 200 or `timeout_ms`; the daemon answers volume calls
   // only once it has healed its journaled volumes.
   bool WaitReady(int timeout_ms) const;

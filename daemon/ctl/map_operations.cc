@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include "daemon/ctl/cephx_key.h"
 #include "journal/volume_id.h"
@@ -18,10 +20,18 @@ csi::v1::VolumeCapability CapabilityFor(const MapSpec& spec) {
     cap.mutable_block();
   } else {
     cap.mutable_mount()->set_fs_type(spec.fs_type);
+    for (const std::string& o : spec.mount_options) cap.mutable_mount()->add_mount_flags(o);
   }
   cap.mutable_access_mode()->set_mode(spec.read_only ? AccessMode::SINGLE_NODE_READER_ONLY
                                                      : AccessMode::SINGLE_NODE_WRITER);
   return cap;
+}
+
+// The volume context of a static volume (and what a made one adds to its own).
+void AddMapContext(const MapSpec& spec, std::map<std::string, std::string>* context) {
+  (*context)["mounter"] = "rbd-nbd";
+  if (!spec.rados_namespace.empty()) (*context)["radosNamespace"] = spec.rados_namespace;
+  if (!spec.map_options.empty()) (*context)["mapOptions"] = "nbd:" + spec.map_options;
 }
 
 void SetSecrets(google::protobuf::Map<std::string, std::string>* secrets, const std::string& user,
@@ -37,21 +47,21 @@ Status MapOperations::Failed(const CtlError& error) {
   return Status(error.exit == kExitNotFound ? Code::kNotFound : Code::kFailedPrecondition, error.message);
 }
 
-Result<MappedVolume> MapOperations::Map(const MapSpec& spec) {
-  auto key = ReadCephxKey(spec.keyfile, spec.user_id);
+Result<MappedVolume> MapOperations::Map(const MapSpec& spec, const ChosenCluster& cluster) {
+  auto key = ReadCephxKey(spec.keyfile, spec.user_id, cluster);
   if (!key.ok()) return Failed({kExitUsage, key.status().message()});
   if (!client_.WaitReady(30000)) return Failed({kExitNotRunning, "nbdkeeperd is not ready (still healing?)"});
-  std::string volume_id = spec.image;
+  std::string volume_id = StaticVolumeId(spec);
   std::map<std::string, std::string> context = {
-      {"staticVolume", "true"}, {"clusterID", spec.cluster_id}, {"pool", spec.pool}, {"mounter", "rbd-nbd"}};
-  if (!spec.rados_namespace.empty()) context["radosNamespace"] = spec.rados_namespace;
+      {"staticVolume", "true"}, {"clusterID", cluster.cluster_id}, {"pool", spec.pool}};
+  AddMapContext(spec, &context);
   if (spec.size_bytes > 0) {
     csi::v1::CreateVolumeRequest req;
     req.set_name("nbdkeeperctl-" + spec.Spec());
     req.mutable_capacity_range()->set_required_bytes(spec.size_bytes);
     *req.add_volume_capabilities() = CapabilityFor(spec);
     auto& params = *req.mutable_parameters();
-    params["clusterID"] = spec.cluster_id;
+    params["clusterID"] = cluster.cluster_id;
     params["pool"] = spec.pool;
     params["nbdkeeper.io/imageName"] = spec.image;
     if (!spec.rados_namespace.empty()) params["radosNamespace"] = spec.rados_namespace;
@@ -67,18 +77,20 @@ Result<MappedVolume> MapOperations::Map(const MapSpec& spec) {
     }
     volume_id = resp.volume().volume_id();
     context = {resp.volume().volume_context().begin(), resp.volume().volume_context().end()};
+    AddMapContext(spec, &context);
   }
   NBDK_RETURN_IF_ERROR(StageAndPublish(spec, volume_id, context, *key));
   return Describe(volume_id);
 }
 
-Result<MappedVolume> MapOperations::MapPersisted(const MapSpec& spec, const std::string& volume_id) {
-  auto key = ReadCephxKey(spec.keyfile, spec.user_id);
+Result<MappedVolume> MapOperations::MapPersisted(const MapSpec& spec, const ChosenCluster& cluster,
+                                                const std::string& volume_id) {
+  auto key = ReadCephxKey(spec.keyfile, spec.user_id, cluster);
   if (!key.ok()) return Failed({kExitUsage, spec.Spec() + ": " + key.status().message()});
-  std::map<std::string, std::string> context = {{"clusterID", spec.cluster_id}, {"pool", spec.pool},
-                                                {"imageName", spec.image}, {"mounter", "rbd-nbd"}};
+  std::map<std::string, std::string> context = {
+      {"clusterID", cluster.cluster_id}, {"pool", spec.pool}, {"imageName", spec.image}};
   if (!DecodeVolumeId(volume_id).ok()) context["staticVolume"] = "true";
-  if (!spec.rados_namespace.empty()) context["radosNamespace"] = spec.rados_namespace;
+  AddMapContext(spec, &context);
   NBDK_RETURN_IF_ERROR(StageAndPublish(spec, volume_id, context, *key));
   return Describe(volume_id);
 }
@@ -116,13 +128,19 @@ Status MapOperations::StageAndPublish(const MapSpec& spec, const std::string& vo
 }
 
 Result<MappedVolume> MapOperations::Describe(const std::string& volume_id) {
-  auto page = client_.Get("/status");
-  if (!page.ok()) return Failed({kExitNotRunning, page.status().message()});
-  auto status = ParseDaemonStatus(page->body);
-  if (!status.ok()) return Failed({kExitFailed, status.status().message()});
-  const VolumeRow* v = FindVolume(*status, volume_id);
-  if (v == nullptr) return Failed({kExitFailed, "volume " + volume_id + " was staged but /status does not list it"});
-  return MappedVolume{volume_id, v->device, v->MountPoint()};
+  // The link is placed off the daemon's loop right after the map: a script
+  // that uses it next must find it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    auto status = client_.GetStatus();
+    if (!status.ok()) return Failed({kExitNotRunning, status.status().message()});
+    const VolumeRow* v = FindVolume(*status, volume_id);
+    if (v == nullptr) return Failed({kExitFailed, "volume " + volume_id + " was staged but /status does not list it"});
+    if (!v->link.empty() || std::chrono::steady_clock::now() > deadline) {
+      return MappedVolume{volume_id, v->device, v->MountPoint(), v->link};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Status MapOperations::Unmap(const VolumeRow& volume) {
@@ -147,7 +165,9 @@ Status MapOperations::Unmap(const VolumeRow& volume) {
 
 Result<int64_t> MapOperations::Expand(const VolumeRow& volume, int64_t size_bytes, const MapSpec& credentials) {
   if (DecodeVolumeId(volume.volume_id).ok()) {
-    auto key = ReadCephxKey(credentials.keyfile, credentials.user_id);
+    auto cluster = ChooseCluster(daemon_.ceph_csi_config, daemon_.ceph_dir, credentials.cluster);
+    if (!cluster.ok()) return Failed({kExitUsage, cluster.status().message()});
+    auto key = ReadCephxKey(credentials.keyfile, credentials.user_id, *cluster);
     if (!key.ok()) return Failed({kExitUsage, key.status().message()});
     csi::v1::ControllerExpandVolumeRequest req;
     req.set_volume_id(volume.volume_id);

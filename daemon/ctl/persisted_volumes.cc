@@ -28,6 +28,16 @@ Status ReadEntry(const rapidjson::Value& v, const std::string& where, PersistedV
     *field = it->value.GetString();
     return Status::Ok();
   };
+  auto strings = [&](const char* key, std::vector<std::string>* field) -> Status {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd()) return Status::Ok();
+    if (!it->value.IsArray()) return Status::Corruption(where + "." + key + ": expected an array of strings");
+    for (const auto& e : it->value.GetArray()) {
+      if (!e.IsString()) return Status::Corruption(where + "." + key + ": expected an array of strings");
+      field->emplace_back(e.GetString());
+    }
+    return Status::Ok();
+  };
   auto flag = [&](const char* key, bool* field) -> Status {
     auto it = v.FindMember(key);
     if (it == v.MemberEnd()) return Status::Ok();
@@ -39,17 +49,21 @@ Status ReadEntry(const rapidjson::Value& v, const std::string& where, PersistedV
   MapSpec& s = out->spec;
   NBDK_RETURN_IF_ERROR(str("image", &image, true));
   NBDK_RETURN_IF_ERROR(ParseImageSpec(image, &s).WithContext(where + ".image"));
-  NBDK_RETURN_IF_ERROR(str("cluster", &s.cluster_id, false));
+  NBDK_RETURN_IF_ERROR(str("cluster", &s.cluster, false));
   NBDK_RETURN_IF_ERROR(str("id", &s.user_id, false));
   NBDK_RETURN_IF_ERROR(str("keyfile", &s.keyfile, false));
   NBDK_RETURN_IF_ERROR(str("fs", &s.fs_type, false));
   NBDK_RETURN_IF_ERROR(str("mount", &s.mount, false));
-  NBDK_RETURN_IF_ERROR(str("volume_id", &out->volume_id, true));
+  NBDK_RETURN_IF_ERROR(str("volume_id", &out->volume_id, false));
+  NBDK_RETURN_IF_ERROR(str("options", &s.map_options, false));
+  NBDK_RETURN_IF_ERROR(strings("mount_options", &s.mount_options));
   NBDK_RETURN_IF_ERROR(flag("block", &s.block));
   NBDK_RETURN_IF_ERROR(flag("ro", &s.read_only));
+  // A hand-written entry names an existing image: its volume ID is what
+  // `map` gives one.
+  if (out->volume_id.empty()) out->volume_id = StaticVolumeId(s);
   NBDK_RETURN_IF_ERROR(ValidateVolumeId(out->volume_id).WithContext(where));
-  if (s.fs_type != "ext4" && s.fs_type != "xfs") return Status::Corruption(where + ".fs: " + QuoteField(s.fs_type));
-  if (!s.mount.empty() && s.mount.front() != '/') return Status::Corruption(where + ".mount: not absolute");
+  if (Status rules = CheckMapSpec(s); !rules.ok()) return Status::Corruption(where + "." + rules.message());
   return Status::Ok();
 }
 
@@ -90,13 +104,15 @@ Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>
   for (const PersistedVolume& v : volumes) {
     w.StartObject();
     WriteJsonMember(w, "image", v.spec.Spec());
-    WriteJsonMember(w, "cluster", v.spec.cluster_id);
+    WriteJsonMember(w, "cluster", v.spec.cluster);
     WriteJsonMember(w, "id", v.spec.user_id);
     WriteJsonMember(w, "keyfile", v.spec.keyfile);
     WriteJsonMember(w, "fs", v.spec.fs_type);
     w.Key("block");
     w.Bool(v.spec.block);
     WriteJsonMember(w, "mount", v.spec.mount);
+    WriteJsonMember(w, "mount_options", v.spec.mount_options);
+    WriteJsonMember(w, "options", v.spec.map_options);
     w.Key("ro");
     w.Bool(v.spec.read_only);
     WriteJsonMember(w, "volume_id", v.volume_id);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/json_writer.h"
+#include "ceph/image_spec.h"
 
 namespace nbdk::ctl {
 namespace {
@@ -60,6 +61,7 @@ Result<DaemonStatus> ParseDaemonStatus(std::string_view json) {
     row.log = Str(v, "log");
     row.cgroup_mode = Str(v, "cgroup_mode");
     row.scope = Str(v, "scope");
+    row.link = Str(v, "link");
     if (auto it = v.FindMember("pid"); it != v.MemberEnd() && it->value.IsInt()) row.pid = it->value.GetInt();
     if (auto it = v.FindMember("restarts"); it != v.MemberEnd() && it->value.IsUint()) row.restarts = it->value.GetUint();
     if (auto it = v.FindMember("seconds_in_state"); it != v.MemberEnd() && it->value.IsNumber()) {
@@ -124,11 +126,22 @@ std::string RenderJson(const DaemonStatus& status) {
   JsonWriter w(buf);
   w.StartArray();
   for (const VolumeRow& v : status.volumes) {
+    ImageSpec image;
+    if (!SplitImagePath(v.image, &image)) image.image = v.image;
     w.StartObject();
-    WriteJsonMember(w, "volume", v.volume_id);
-    WriteJsonMember(w, "image", v.image);
-    WriteJsonMember(w, "access", v.access);
+    // `rbd device list --format json`'s keys, as rbd-nbd fills them.
+    w.Key("id");
+    w.Int(v.pid);
+    WriteJsonMember(w, "pool", image.pool);
+    WriteJsonMember(w, "namespace", image.rados_namespace);
+    WriteJsonMember(w, "image", image.image);
+    WriteJsonMember(w, "snap", "-");  // the daemon maps images, never snapshots
     WriteJsonMember(w, "device", v.device);
+    // nbdkeeper's own.
+    WriteJsonMember(w, "volume", v.volume_id);
+    WriteJsonMember(w, "spec", v.image);
+    WriteJsonMember(w, "link", v.link);
+    WriteJsonMember(w, "access", v.access);
     WriteJsonMember(w, "state", v.state);
     w.Key("pid");
     w.Int(v.pid);

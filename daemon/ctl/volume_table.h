@@ -25,6 +25,7 @@ struct VolumeRow {
   std::string log;            // the daemon's per-volume rbd-nbd log file
   std::string cgroup_mode;    // "scope", "daemon", "" (no mapping)
   std::string scope;          // cgroup_mode "scope": the systemd unit
+  std::string link;           // the stable name /dev/nbdkeeper/..., once placed
   // Where the volume is mounted for use: its first target, else (a
   // filesystem) its staging mount point, else "".
   std::string MountPoint() const;
@@ -46,7 +47,11 @@ const VolumeRow* FindVolume(const DaemonStatus& status, const std::string& key);
 
 // The table: volume, image, device, state, pid, restarts, last heal, mount point.
 std::string RenderTable(const DaemonStatus& status, bool colour);
-// The same rows as a JSON array (one object per volume, fields as named above).
+// The same rows as a JSON array, one object per volume: `rbd device list
+// --format json`'s keys (id: rbd-nbd's pid, pool, namespace, image: the
+// name alone, snap: "-" for none, device) beside nbdkeeper's (volume, spec:
+// "pool/[ns/]image", link: the stable name, access, state, pid, restarts,
+// seconds_in_state, mount_point, cgroup_mode, scope, targets).
 std::string RenderJson(const DaemonStatus& status);
 
 }  // namespace nbdk::ctl

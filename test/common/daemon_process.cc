@@ -41,8 +41,9 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
                                    "--csi-root=" + dir_,
                                    "--health-listen=127.0.0.1:" + std::to_string(health_port_),
                                    "--node-id=" + node_id_,
-                                   // A test's children never become units of the host's systemd.
-                                   "--child-scopes=off"};
+                                   // A test's children never become units of the host's systemd,
+                                   // nor its links names in the host's /dev.
+                                   "--child-scopes=off", "--device-links=" + dir_ + "/dev-nbdkeeper"};
   args.insert(args.end(), extra.begin(), extra.end());
   return Launch(args);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace nbdk {
@@ -115,6 +116,44 @@ TEST(ClusterConfigTest, LoadsAFileAndNamesItInErrors) {
   EXPECT_NE(missing.status().message().find("ceph_csi_config"), std::string::npos);
   ::unlink(path.c_str());
   ::rmdir(dir);
+}
+
+// Without config.json, each NAME.conf with an fsid is a cluster; config.json,
+// when there, is the only source.
+TEST(ClusterConfigTest, CephConfFilesAreTheClustersWithoutConfigJson) {
+  char dir[] = "/tmp/nbdk-cluster-confs-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string d = dir;
+  std::ofstream(d + "/ceph.conf") << "[global]\nfsid = 11111111-aaaa\nmon_host = 10.0.0.1,10.0.0.2\n";
+  std::ofstream(d + "/backup.conf") << "[global]\nfsid = 22222222-bbbb\n";
+  std::ofstream(d + "/nofsid.conf") << "[global]\nmon_host = 10.0.0.3\n";
+  std::ofstream(d + "/broken.conf") << "[global\n";
+  std::ofstream(d + "/rbdmap") << "not a conf\n";
+  auto clusters = LoadClusters(d + "/absent.json", d);
+  ASSERT_TRUE(clusters.ok()) << clusters.status().ToString();
+  ASSERT_EQ(clusters->entries().size(), 2u);
+  auto main = clusters->Find("11111111-aaaa");
+  ASSERT_TRUE(main.ok()) << main.status().ToString();
+  EXPECT_EQ(main->name, "ceph");
+  EXPECT_EQ(main->ceph_conf, d + "/ceph.conf");
+  EXPECT_EQ(main->monitors, (std::vector<std::string>{"10.0.0.1", "10.0.0.2"}));
+  EXPECT_EQ(main->CephConfOr("/etc/other.conf"), d + "/ceph.conf");
+  auto backup = clusters->Find("22222222-bbbb");
+  ASSERT_TRUE(backup.ok());
+  EXPECT_TRUE(backup->monitors.empty()) << "librados and rbd-nbd read the conf's own mon settings";
+  auto unknown = clusters->Find("33333333");
+  EXPECT_EQ(unknown.status().code(), Code::kFailedPrecondition);
+  for (const std::string& named : {d + "/nofsid.conf: no fsid", d + "/broken.conf: line 1", std::string("fsid")}) {
+    EXPECT_NE(unknown.status().message().find(named), std::string::npos) << unknown.status().message();
+  }
+
+  std::ofstream(d + "/config.json") << R"([{"clusterID": "c", "monitors": ["m:6789"]}])";
+  auto json = LoadClusters(d + "/config.json", d);
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  ASSERT_EQ(json->entries().size(), 1u);
+  EXPECT_EQ(json->entries()[0].cluster_id, "c");
+  EXPECT_EQ(json->entries()[0].CephConfOr("/etc/other.conf"), "/etc/other.conf");
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace

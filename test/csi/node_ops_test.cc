@@ -19,11 +19,11 @@ TEST(FilesystemTest, MkfsArgvUsesCephCsiOptions) {
   EXPECT_TRUE(MkfsArgv("btrfs", "/dev/nbd1").empty());
 }
 
-TEST(FilesystemTest, MountArgvAddsNouuidForXfs) {
+TEST(FilesystemTest, MountArgvAddsNouuidForXfsAndNetdevForAll) {
   EXPECT_EQ(MountArgv("xfs", "/dev/nbd0", "/t", {"noatime"}),
-            (std::vector<std::string>{"mount", "-t", "xfs", "-o", "noatime,nouuid", "/dev/nbd0", "/t"}));
+            (std::vector<std::string>{"mount", "-t", "xfs", "-o", "noatime,nouuid,_netdev", "/dev/nbd0", "/t"}));
   EXPECT_EQ(MountArgv("ext4", "/dev/nbd0", "/t", {}),
-            (std::vector<std::string>{"mount", "-t", "ext4", "/dev/nbd0", "/t"}));
+            (std::vector<std::string>{"mount", "-t", "ext4", "-o", "_netdev", "/dev/nbd0", "/t"}));
 }
 
 TEST(FilesystemTest, ProbeOfAFileWithoutFilesystemIsBlank) {

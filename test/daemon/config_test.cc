@@ -115,6 +115,24 @@ TEST(ConfigTest, KubeletRootIsAnAliasOfCsiRoot) {
       << UsageText();
 }
 
+// Bare metal (issue 32): where the ceph.conf files are the clusters when
+// there is no ceph-csi config.json.
+TEST(ConfigTest, CephDirDefaultsToEtcCeph) {
+  EXPECT_EQ(Parse({})->config.ceph_dir, "/etc/ceph");
+  EXPECT_EQ(Parse({"--ceph-dir=/srv/ceph"})->config.ceph_dir, "/srv/ceph");
+  EXPECT_EQ(Parse({"--ceph-dir=etc"}).status().code(), Code::kInvalidArgument);
+}
+
+// The stable device names' root, or none.
+TEST(ConfigTest, DeviceLinksAreACleanRootOrOff) {
+  EXPECT_EQ(Parse({})->config.device_links, "/dev/nbdkeeper");
+  EXPECT_EQ(Parse({"--device-links", "/run/links"})->config.device_links, "/run/links");
+  EXPECT_EQ(Parse({"--device-links=off"})->config.device_links, "");
+  for (const char* bad : {"--device-links=/", "--device-links=rel", "--device-links=/a/"}) {
+    EXPECT_EQ(Parse({bad}).status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ConfigTest, HelpAndVersion) {
   EXPECT_EQ(Parse({"--help"})->action, Action::kHelp);
   EXPECT_EQ(Parse({"--version"})->action, Action::kVersion);

@@ -75,7 +75,7 @@ class StatusOutputTest : public ::testing::Test {
     Metrics metrics;
     DaemonView view{&config, &metrics, std::chrono::steady_clock::now(), [] { return true; }, nullptr, nullptr};
     view.write_volumes = [&](rapidjson::Writer<rapidjson::StringBuffer>& w) {
-      WriteVolumesJson(*volumes_, *supervisor_, kBoot, show_output, w);
+      WriteVolumesJson(*volumes_, *supervisor_, links_, kBoot, show_output, w);
     };
     HealthServer server(loop_, {});
     InstallStatusPages(server, metrics, view);
@@ -117,7 +117,7 @@ class StatusOutputTest : public ::testing::Test {
   rapidjson::Document Volumes() {
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    WriteVolumesJson(*volumes_, *supervisor_, kBoot, false, w);
+    WriteVolumesJson(*volumes_, *supervisor_, links_, kBoot, false, w);
     rapidjson::Document doc;
     doc.Parse(buf.GetString(), buf.GetSize());
     EXPECT_TRUE(doc.IsArray()) << buf.GetString();
@@ -137,6 +137,7 @@ class StatusOutputTest : public ::testing::Test {
   std::string dir_;
   EventLoop loop_;
   NoLockBreaks breaker_;
+  DeviceLinks links_{loop_, ""};  // none kept: /status shows no "link"
   std::optional<Supervisor> supervisor_;
   std::optional<StagedVolumes> volumes_;
 };

@@ -51,16 +51,9 @@ TEST_F(ColdBoot, TheUnitStartsAndReportsStaleBootWithoutMappingAnything) {
 }
 
 TEST_F(ColdBoot, ThePersistedVolumeIsMappedAndMountedAtBoot) {
-  double waited = WaitUntil(
-      [] {
-        auto s = StateOf(kVolumesUnit);
-        return s.ok() && (s->active_state == "active" || s->active_state == "failed");
-      },
-      240s);
-  ASSERT_GE(waited, 0) << "nbdkeeper-volumes did not finish";
-  auto state = StateOf(kVolumesUnit);
-  ASSERT_TRUE(state.ok());
-  ASSERT_EQ(state->active_state, "active") << "nbdkeeper-volumes failed";
+  std::string state = WaitForOneshot(kVolumesUnit, 240s);
+  ASSERT_NE(state, "") << "nbdkeeper-volumes did not finish";
+  ASSERT_EQ(state, "active") << "nbdkeeper-volumes failed";
   EXPECT_TRUE(vmtest::IsMountPoint(kCtlMount));
   auto marker = ReadMarker(std::string(kCtlMount) + "/marker", false);
   ASSERT_TRUE(marker.ok()) << marker.status().ToString();

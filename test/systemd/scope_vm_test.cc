@@ -48,7 +48,7 @@ std::optional<Row> CtlRow(const std::string& image) {
     return it != v.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
   };
   for (const auto& v : doc.GetArray()) {
-    if (!str(v, "image").ends_with("/" + image)) continue;
+    if (!str(v, "spec").ends_with("/" + image)) continue;
     Row row{str(v, "volume"), str(v, "state"), str(v, "device"), str(v, "cgroup_mode"), str(v, "scope")};
     if (auto it = v.FindMember("pid"); it != v.MemberEnd() && it->value.IsInt()) row.pid = it->value.GetInt();
     return row;

@@ -65,6 +65,18 @@ double WaitUntil(const std::function<bool()>& ready, std::chrono::milliseconds t
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::string WaitForOneshot(const std::string& unit, std::chrono::milliseconds timeout) {
+  std::string state;
+  WaitUntil(
+      [&] {
+        auto s = StateOf(unit);
+        state = s.ok() ? s->active_state : "";
+        return state == "active" || state == "failed";
+      },
+      timeout);
+  return state == "active" || state == "failed" ? state : "";
+}
+
 double WaitForNewMainPid(const std::string& unit, pid_t old_pid, std::chrono::milliseconds timeout) {
   return WaitUntil(
       [&] {
@@ -101,8 +113,10 @@ Result<std::string> MarkdownBlockAfter(const std::string& path, const std::strin
   return Status::NotFound("no ```sh block after \"" + marker + "\" in " + path);
 }
 
-Result<std::vector<std::string>> JournalJson(const std::string& unit) {
-  Result<std::string> text = Run({"journalctl", "-b", "-u", unit, "-o", "json", "--no-pager"});
+namespace {
+
+Result<std::vector<std::string>> JournalLines(const std::vector<std::string>& argv) {
+  Result<std::string> text = Run(argv);
   if (!text.ok()) return text.status();
   std::vector<std::string> entries;
   std::istringstream lines(*text);
@@ -110,6 +124,18 @@ Result<std::vector<std::string>> JournalJson(const std::string& unit) {
     if (!line.empty()) entries.push_back(line);
   }
   return entries;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> JournalJson(const std::string& unit) {
+  return JournalLines({"journalctl", "-b", "-u", unit, "-o", "json", "--no-pager"});
+}
+
+Result<std::vector<std::string>> PreviousBootJournalJson(const std::vector<std::string>& matches) {
+  std::vector<std::string> argv = {"journalctl", "-b", "-1", "-o", "json", "--no-pager"};
+  argv.insert(argv.end(), matches.begin(), matches.end());
+  return JournalLines(argv);
 }
 
 }  // namespace nbdk::systemdtest

@@ -35,6 +35,10 @@ Result<UnitState> StateOf(const std::string& unit);
 // it took, or nullopt-like negative on timeout.
 double WaitUntil(const std::function<bool()>& ready, std::chrono::milliseconds timeout);
 
+// Waits until the oneshot `unit` has finished starting (active or failed);
+// its ActiveState then, or "" on timeout.
+std::string WaitForOneshot(const std::string& unit, std::chrono::milliseconds timeout);
+
 // Waits until `unit` is active with a main pid other than `old_pid`;
 // seconds it took, or -1 on timeout.
 double WaitForNewMainPid(const std::string& unit, pid_t old_pid, std::chrono::milliseconds timeout);
@@ -48,5 +52,8 @@ Result<std::string> MarkdownBlockAfter(const std::string& path, const std::strin
 
 // `journalctl -u UNIT -o json` since this boot: one JSON object per line.
 Result<std::vector<std::string>> JournalJson(const std::string& unit);
+// `journalctl -b -1 MATCHES... -o json`: the boot before this one (the
+// journal must be persistent), e.g. {"-u", "nbdkeeperd"} or {"_PID=1"}.
+Result<std::vector<std::string>> PreviousBootJournalJson(const std::vector<std::string>& matches);
 
 }  // namespace nbdk::systemdtest

@@ -141,5 +141,47 @@ TEST_F(CtlDaemonTest, ApplyOfNothingPersistedIsQuick) {
   EXPECT_NE(r.output.find("applied 0 persisted volume(s)"), std::string::npos) << r.output;
 }
 
+// A bare-metal host (issue 32): no ceph-csi config.json, only ceph.conf and a
+// keyring. The CLI finds the cluster and key there, and the daemon reaches
+// for the same cluster through the same file (no cluster answers at
+// 127.0.0.1:1: its error names the conf, the monitors and the user).
+TEST(CtlCephConfTest, CephConfAndAKeyringAreEnough) {
+  char tmpl[] = "/tmp/nbdk-ctl-conf-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::filesystem::create_directories(dir + "/ceph");
+  std::ofstream(dir + "/ceph/ceph.conf") << "[global]\n\tfsid = 6c4d5a1e-0000-4000-8000-000000000001\n"
+                                         << "\tmon host = 127.0.0.1:1\n[client]\n\tkeyring = " << dir
+                                         << "/ceph/$cluster.$name.keyring\n";
+  std::ofstream(dir + "/ceph/ceph.client.admin.keyring") << "[client.admin]\n\tkey = AQBhZG1pbg==\n";
+  std::ofstream(dir + "/nbdkeeper.json") << R"({"ceph_csi_config": ")" << dir << R"(/absent.json", "ceph_dir": ")" << dir
+                                         << R"(/ceph", "state_dir": ")" << dir << R"(/state", "key_dir": ")" << dir
+                                         << R"(/keys"})";
+  test::DaemonProcess daemon(NBDKEEPERD_PATH, dir);
+  ASSERT_TRUE(daemon.Start({"--config", dir + "/nbdkeeper.json"})) << daemon.Log();
+  ASSERT_TRUE(daemon.WaitReady(10000)) << daemon.Log();
+  auto ctl = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {NBDKEEPERCTL_PATH, "--config=" + dir + "/nbdkeeper.json",
+                                     "--csi-endpoint=" + daemon.endpoint(),
+                                     "--health=127.0.0.1:" + std::to_string(daemon.health_port()),
+                                     "--persist-file=" + dir + "/volumes.json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = vmtest::RunCommand(argv, true);
+    return r.ok() ? Ran{r->exit.code, r->stdout_text} : Ran{};
+  };
+  Ran map = ctl({"map", "img", "--block"});
+  EXPECT_EQ(map.exit, 1) << map.output << daemon.Log();
+  EXPECT_EQ(map.output.find("cluster ID"), std::string::npos) << "the daemon found the cluster: " << map.output;
+  for (const std::string& part : {std::string("map rbd/img: "), "monitors 127.0.0.1:1 (conf " + dir + "/ceph/ceph.conf)",
+                                  std::string("as client.admin")}) {
+    EXPECT_NE(map.output.find(part), std::string::npos) << part << " not in: " << map.output;
+  }
+  Ran other = ctl({"map", "img", "--block", "--cluster", "backup"});
+  EXPECT_EQ(other.exit, 2) << other.output;
+  EXPECT_NE(other.output.find("--cluster 'backup': no such cluster"), std::string::npos) << other.output;
+  daemon.Stop(SIGTERM);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace nbdk

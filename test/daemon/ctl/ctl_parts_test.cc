@@ -37,7 +37,11 @@ TEST(CtlArgsTest, MapTakesAnImageSpecAndItsOptions) {
 
 TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"map"}, {"map", "image-without-pool"}, {"map", "-x/img"}, {"map", "a/b/c/d"},
+           {}, {"frobnicate"}, {"map"}, {"map", "rbd/img@"}, {"map", "-x/img"}, {"map", "a/b/c/d"},
+           {"map", "rbd/img", "-o", "rbd_cache=true"}, {"map", "rbd/img", "-o", ""}, {"map", "rbd/img@s"},
+           {"map", "rbd/img", "--block", "--mount-options", "noatime"}, {"map", "rbd/img", "--mount-options", "errors=panic"},
+           {"list", "--force"}, {"unmap-all", "rbd/img"}, {"map", "rbd/img", "--quiet=1"}, {"list", "--format", "xml"},
+           {"map", "rbd/img", "--bogus"},
            {"map", "rbd/img", "--fs", "btrfs"}, {"map", "rbd/img", "--block", "--fs", "xfs"},
            {"map", "rbd/img", "--mount", "relative"}, {"map", "rbd/img", "--size", "ten"},
            {"map", "rbd/img", "--id", "-admin"}, {"list", "--persist"}, {"unmap"}, {"expand", "img"},
@@ -143,7 +147,7 @@ TEST(PersistedVolumesTest, RoundTripsAndRejectsMalformedEntries) {
   ASSERT_EQ(back->size(), 1u);
   EXPECT_EQ((*back)[0].spec.Spec(), "rbd/db");
   EXPECT_EQ((*back)[0].spec.mount, "/mnt/db");
-  for (const char* bad : {R"({"volumes":[{"image":"rbd/db"}]})", R"({"volumes":[{"image":"-x/db","volume_id":"db"}]})",
+  for (const char* bad : {R"({"volumes":[{"volume_id":"db"}]})", R"({"volumes":[{"image":"-x/db","volume_id":"db"}]})",
                           R"({"volumes":[{"image":"rbd/db","volume_id":"../x"}]})", R"([])", "not json"}) {
     std::ofstream(path) << bad;
     EXPECT_FALSE(LoadPersisted(path).ok()) << bad;
