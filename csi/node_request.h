@@ -31,7 +31,8 @@ namespace nbdk {
 
 // NodeStageVolume. Secrets: userID and userKey are required (ceph-csi's
 // node-stage secret; ceph/cephx_credentials.h says what each may be).
-// Volume context (ceph-csi's keys; others are ignored):
+// Volume context: a key not in csi/storage_class_keys.h's list (nor of the
+// csi.storage.k8s.io/ family) is InvalidArgument naming it. Those read here:
 //  - staticVolume: a Go boolean ("true", "1", "t", "false", ...). A static
 //    volume's volume_id is its RBD image name and clusterID and pool are
 //    required; otherwise volume_id must decode as a VolumeId.
@@ -45,6 +46,9 @@ namespace nbdk {
 //    part of mapOptions becomes allow-listed rbd-nbd arguments
 //    (supervisor/rbd_nbd_options.h); unmapOptions is only kept for the stash.
 //  - encrypted: "true" is InvalidArgument (no LUKS support).
+//  - mkfsOptions: for a filesystem volume, the options of its first stage's
+//    mkfs in place of ceph-csi's defaults, checked for the capability's
+//    fs_type (csi/mkfs_options.h); not read for a block volume.
 struct StageRequest {
   std::string volume_id;
   std::string staging_target_path;
@@ -63,6 +67,7 @@ struct StageRequest {
   std::string rados_namespace;  // "" means: take it from the cluster config
   std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
   std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
+  std::vector<std::string> mkfs_options;   // a first stage's mkfs options (MkfsOptions); empty for block
 };
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);
 
