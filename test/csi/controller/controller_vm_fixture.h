@@ -40,9 +40,10 @@ class ControllerVmTest : public NodeVmTest {
     return Create(name, bytes, params, resp);
   }
 
-  // StorageClass `params` besides clusterID and pool.
-  grpc::Status Create(const std::string& name, int64_t bytes, const std::map<std::string, std::string>& params,
-                      csi::v1::CreateVolumeResponse* resp) {
+  // A CreateVolume request of an ext4 volume: StorageClass `params` besides
+  // clusterID and pool, the test's secrets.
+  static csi::v1::CreateVolumeRequest CreateRequest(const std::string& name, int64_t bytes,
+                                                    const std::map<std::string, std::string>& params) {
     csi::v1::CreateVolumeRequest req;
     req.set_name(name);
     req.mutable_capacity_range()->set_required_bytes(bytes);
@@ -51,8 +52,17 @@ class ControllerVmTest : public NodeVmTest {
     (*req.mutable_parameters())["pool"] = Ceph().pool;
     for (const auto& [k, v] : params) (*req.mutable_parameters())[k] = v;
     Secrets(&req);
+    return req;
+  }
+
+  grpc::Status Create(const csi::v1::CreateVolumeRequest& req, csi::v1::CreateVolumeResponse* resp) {
     grpc::ClientContext ctx;
     return controller_->CreateVolume(&ctx, req, resp);
+  }
+
+  grpc::Status Create(const std::string& name, int64_t bytes, const std::map<std::string, std::string>& params,
+                      csi::v1::CreateVolumeResponse* resp) {
+    return Create(CreateRequest(name, bytes, params), resp);
   }
 
   grpc::Status Delete(const std::string& volume_id) {
