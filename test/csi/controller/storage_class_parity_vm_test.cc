@@ -80,27 +80,6 @@ class StorageClassVmTest : public ControllerVmTest {
     return Create(req, resp);
   }
 
-  grpc::Status Snapshot(const std::string& name, const std::string& volume_id, std::string* snapshot_id) {
-    csi::v1::CreateSnapshotRequest req;
-    req.set_name(name);
-    req.set_source_volume_id(volume_id);
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    csi::v1::CreateSnapshotResponse resp;
-    grpc::Status s = controller_->CreateSnapshot(&ctx, req, &resp);
-    *snapshot_id = resp.snapshot().snapshot_id();
-    return s;
-  }
-
-  grpc::Status DeleteSnapshot(const std::string& snapshot_id) {
-    csi::v1::DeleteSnapshotRequest req;
-    req.set_snapshot_id(snapshot_id);
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    csi::v1::DeleteSnapshotResponse resp;
-    return controller_->DeleteSnapshot(&ctx, req, &resp);
-  }
-
   grpc::Status Expand(const std::string& volume_id, int64_t bytes) {
     csi::v1::ControllerExpandVolumeRequest req;
     req.set_volume_id(volume_id);
