@@ -11,11 +11,6 @@
 namespace nbdk {
 namespace {
 
-struct ImageOptionsDeleter {
-  using pointer = rbd_image_options_t;
-  void operator()(rbd_image_options_t opts) const { rbd_image_options_destroy(opts); }
-};
-
 // A parent chain longer than this is a loop or corruption, not a chain.
 constexpr int kMaxChainWalk = 64;
 
@@ -58,6 +53,18 @@ Result<ImageInfo> StatParent(const std::shared_ptr<RadosCluster>& cluster, const
 
 }  // namespace
 
+Result<std::string> DataPoolOf(IoCtx& io, const std::string& image) {
+  auto opened = OpenImage(io, image, true, "read the data pool of");
+  if (!opened.ok()) return opened.status();
+  int64_t id = rbd_get_data_pool_id(opened->get());
+  if (id < 0) {
+    int rc = io.cluster().NoteResult(static_cast<int>(id));
+    return StatusFromRados(rc, ImageWhat(io, "read the data pool of", image));
+  }
+  if (id == rados_ioctx_get_id(io.get())) return std::string();
+  return io.cluster().PoolName(id);
+}
+
 Result<ImageInfo> StatImage(IoCtx& io, const std::string& image) {
   auto opened = OpenImage(io, image, true, "stat");
   if (!opened.ok()) return opened.status();
@@ -90,17 +97,23 @@ Result<bool> SnapshotExists(IoCtx& io, const std::string& image, const std::stri
 }
 
 Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string& snap, IoCtx& child_io,
-                  const std::string& child, uint64_t features) {
-  rbd_image_options_t raw = nullptr;
-  rbd_image_options_create(&raw);
-  std::unique_ptr<void, ImageOptionsDeleter> opts(raw);
-  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FORMAT, 2);
-  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, features);
+                  const std::string& child, const ImageCreateOptions& options) {
+  auto existing = StatImage(child_io, child);
+  if (existing.ok()) return Status::Ok();
+  if (existing.status().code() != Code::kNotFound) return existing.status();
+  ImageCreateOptions layout = options;
+  if (layout.data_pool.empty()) {
+    // librbd would put the clone's data in its own pool.
+    auto data_pool = DataPoolOf(parent_io, parent);
+    if (!data_pool.ok()) return data_pool.status();
+    layout.data_pool = std::move(*data_pool);
+  }
+  RbdImageOptions opts = ToRbdImageOptions(layout);
   // Format 2: the parent snapshot needs no protection and may be removed
   // while clones use it; ceph-csi's whole design rests on that.
-  rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_CLONE_FORMAT, 2);
+  rbd_image_options_set_uint64(opts.get(), RBD_IMAGE_OPTION_CLONE_FORMAT, 2);
   int rc = child_io.cluster().NoteResult(
-      rbd_clone3(parent_io.get(), parent.c_str(), snap.c_str(), child_io.get(), child.c_str(), raw));
+      rbd_clone3(parent_io.get(), parent.c_str(), snap.c_str(), child_io.get(), child.c_str(), opts.get()));
   if (rc == -EEXIST) return Status::Ok();
   if (rc == -ENOENT) {
     // parent@snap is missing: fine when `child` exists (see the header).
@@ -109,8 +122,8 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
     if (existing.status().code() != Code::kNotFound) return existing.status();
   }
   if (rc < 0) {
-    return StatusFromRados(rc, ImageWhat(child_io, "clone", child) + " from " + parent + "@" + snap + " in " +
-                                   parent_io.description());
+    return ImageCreateFailure(child_io, "clone", child, layout.features, rc)
+        .WithContext("from " + parent + "@" + snap + " in " + parent_io.description());
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
+#include "ceph/rbd_image.h"
 
 namespace nbdk {
 
@@ -51,12 +52,22 @@ Status RemoveSnapshot(IoCtx& io, const std::string& image, const std::string& sn
 // missing.
 Result<bool> SnapshotExists(IoCtx& io, const std::string& image, const std::string& snap);
 
-// Clones parent@snap into `child` (clone format 2, `features`). An existing
-// `child` is success, also when parent@snap is gone: only reserved names
-// are cloned into, so it is this clone, made by an earlier attempt (which
-// may have removed parent@snap since).
+// The pool of `image`'s data objects when it has a data pool (rbd create
+// --data-pool), "" when its data is in its own pool. NotFound when there is
+// no such image.
+Result<std::string> DataPoolOf(IoCtx& io, const std::string& image);
+
+// Clones parent@snap into `child` (clone format 2) laid out by `options`:
+// its features; its data pool, or, when empty, the parent's (DataPoolOf:
+// librbd would otherwise put a clone's data in the clone's own pool); its
+// object size and striping, librbd's defaults for a clone when 0 (the
+// parent's object size). An existing `child` is success, also when
+// parent@snap is gone: only reserved names are cloned into, so it is this
+// clone, made by an earlier attempt (which may have removed parent@snap
+// since). Features librbd or the cluster cannot make are InvalidArgument
+// (ceph/rbd_image.h ImageCreateFailure).
 Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string& snap, IoCtx& child_io,
-                  const std::string& child, uint64_t features);
+                  const std::string& child, const ImageCreateOptions& options);
 
 // The first of ceph-csi's three steps "snapshot parent@snap, clone it into
 // `child` (CloneImage), remove parent@snap (RemoveSnapshot)": creates

@@ -8,14 +8,6 @@
 #include <memory>
 
 namespace nbdk {
-namespace {
-
-struct ImageOptionsDeleter {
-  using pointer = rbd_image_options_t;
-  void operator()(rbd_image_options_t opts) const { rbd_image_options_destroy(opts); }
-};
-
-}  // namespace
 
 std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image) {
   return std::string(verb) + " image " + image + " in " + io.description();
@@ -37,10 +29,10 @@ Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, 
   return RbdImage(raw);
 }
 
-Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, const ImageCreateOptions& options) {
+RbdImageOptions ToRbdImageOptions(const ImageCreateOptions& options) {
   rbd_image_options_t raw = nullptr;
   rbd_image_options_create(&raw);
-  std::unique_ptr<void, ImageOptionsDeleter> opts(raw);
+  RbdImageOptions opts(raw);
   rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FORMAT, 2);
   rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_FEATURES, options.features);
   if (!options.data_pool.empty()) {
@@ -53,9 +45,26 @@ Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, con
   if (options.stripe_count != 0) {
     rbd_image_options_set_uint64(raw, RBD_IMAGE_OPTION_STRIPE_COUNT, options.stripe_count);
   }
-  int rc = io.cluster().NoteResult(rbd_create4(io.get(), image.c_str(), size_bytes, raw));
+  return opts;
+}
+
+Status ImageCreateFailure(IoCtx& io, const char* verb, const std::string& image, uint64_t features, int rc) {
+  if (rc != -ENOSYS && rc != -EOPNOTSUPP) return StatusFromRados(rc, ImageWhat(io, verb, image));
+  std::string names(256, '\0');
+  size_t size = names.size();
+  if (rbd_features_to_string(features, names.data(), &size) < 0) size = 0;
+  names.resize(std::strlen(names.c_str()));
+  return Status::InvalidArgument(ImageWhat(io, verb, image) + ": " +
+                                 (rc == -ENOSYS ? "this librbd does not support" : "the cluster does not support") +
+                                 " an image with features " + (names.empty() ? std::to_string(features) : names) +
+                                 " (" + std::strerror(-rc) + ")");
+}
+
+Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, const ImageCreateOptions& options) {
+  RbdImageOptions opts = ToRbdImageOptions(options);
+  int rc = io.cluster().NoteResult(rbd_create4(io.get(), image.c_str(), size_bytes, opts.get()));
   if (rc == -EEXIST) return Status::AlreadyExists(ImageWhat(io, "create", image) + ": exists");
-  if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "create", image));
+  if (rc < 0) return ImageCreateFailure(io, "create", image, options.features, rc);
   return Status::Ok();
 }
 

@@ -48,8 +48,24 @@ struct ImageCreateOptions {
   bool operator==(const ImageCreateOptions&) const = default;
 };
 
+struct RbdImageOptionsDeleter {
+  using pointer = rbd_image_options_t;
+  void operator()(rbd_image_options_t opts) const { rbd_image_options_destroy(opts); }
+};
+using RbdImageOptions = std::unique_ptr<void, RbdImageOptionsDeleter>;
+
+// librbd's image options for `options`, format 2: what CreateImage and
+// CloneImage (ceph/rbd_clone.h) pass.
+RbdImageOptions ToRbdImageOptions(const ImageCreateOptions& options);
+
+// The status of an rbd_create4 or rbd_clone3 that failed with `rc`: librbd's
+// ENOSYS (a feature this librbd does not know) and EOPNOTSUPP (one the
+// cluster's OSDs cannot do) are InvalidArgument naming the features asked for.
+Status ImageCreateFailure(IoCtx& io, const char* verb, const std::string& image, uint64_t features, int rc);
+
 // rbd_create4 with `options`, format 2. AlreadyExists when an image of that
-// name exists. A layout librbd refuses is its EINVAL: callers check theirs.
+// name exists. A layout librbd refuses is its EINVAL: callers check theirs;
+// features it or the cluster cannot make are ImageCreateFailure's.
 Status CreateImage(IoCtx& io, const std::string& image, uint64_t size_bytes, const ImageCreateOptions& options);
 
 // rbd_metadata_set of each key: the image's `rbd image-meta` entries,

@@ -88,16 +88,18 @@ void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(
              });
 }
 
-std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::string& device) {
-  if (fs_type == "ext4") {
-    return {"mkfs.ext4", "-q", "-m0", "-Enodiscard,lazy_itable_init=1,lazy_journal_init=1", device};
-  }
-  if (fs_type == "xfs") return {"mkfs.xfs", "-q", "-K", device};
-  return {};
+std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::vector<std::string>& options,
+                                  const std::string& device) {
+  if (fs_type != "ext4" && fs_type != "xfs") return {};
+  std::vector<std::string> argv = {"mkfs." + fs_type, "-q"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(device);
+  return argv;
 }
 
-void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device, StatusCallback done) {
-  std::vector<std::string> argv = MkfsArgv(fs_type, device);
+void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::vector<std::string>& options,
+                    const std::string& device, StatusCallback done) {
+  std::vector<std::string> argv = MkfsArgv(fs_type, options, device);
   if (argv.empty()) {
     loop.Post([fs_type, done = std::move(done)] {
       done(Status::FailedPrecondition("filesystem type " + QuoteField(fs_type) + " is not supported (ext4, xfs)"));

@@ -39,10 +39,13 @@ Result<DeviceSignature> ParseBlkidExport(std::string_view text);
 // an ambivalent probe (exit 8) or any other failure is an error.
 void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done);
 
-// ceph-csi's options for fresh devices: ext4 -m0 -Enodiscard,lazy_itable_init=1,
-// lazy_journal_init=1; xfs -K. Only ext4 and xfs are accepted.
-std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::string& device);
-void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device, StatusCallback done);
+// mkfs.<fs_type> -q <options> <device>; `options` are csi/mkfs_options.h's
+// (ceph-csi's defaults or the checked mkfsOptions). Only ext4 and xfs are
+// accepted: empty for another type.
+std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::vector<std::string>& options,
+                                  const std::string& device);
+void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::vector<std::string>& options,
+                    const std::string& device, StatusCallback done);
 
 // Every mount and bind mount made here carries _netdev (a userspace option:
 // libmount keeps it in /run/mount/utab, the kernel never sees it), so that

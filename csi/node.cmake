@@ -4,10 +4,12 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/encryption_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
+  ${CMAKE_CURRENT_LIST_DIR}/mkfs_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
   ${CMAKE_CURRENT_LIST_DIR}/request_secrets.cc
   ${CMAKE_CURRENT_LIST_DIR}/stash.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage_class_keys.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})

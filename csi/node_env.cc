@@ -41,8 +41,9 @@ void SystemNodeEnv::ProbeDevice(const std::string& device, ResultCallback<Device
   nbdk::ProbeDevice(loop_, device, std::move(done));
 }
 
-void SystemNodeEnv::MakeFilesystem(const std::string& fs_type, const std::string& device, StatusCallback done) {
-  nbdk::MakeFilesystem(loop_, fs_type, device, std::move(done));
+void SystemNodeEnv::MakeFilesystem(const std::string& fs_type, const std::vector<std::string>& options,
+                                   const std::string& device, StatusCallback done) {
+  nbdk::MakeFilesystem(loop_, fs_type, options, device, std::move(done));
 }
 
 void SystemNodeEnv::Mount(const std::string& fs_type, const std::string& device, const std::string& target,

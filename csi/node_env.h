@@ -51,7 +51,8 @@ class NodeEnv {
                                 StatusCallback done) = 0;
 
   virtual void ProbeDevice(const std::string& device, ResultCallback<DeviceSignature> done) = 0;
-  virtual void MakeFilesystem(const std::string& fs_type, const std::string& device, StatusCallback done) = 0;
+  virtual void MakeFilesystem(const std::string& fs_type, const std::vector<std::string>& options,
+                              const std::string& device, StatusCallback done) = 0;
   virtual void Mount(const std::string& fs_type, const std::string& device, const std::string& target,
                      std::vector<std::string> options, StatusCallback done) = 0;
   virtual void BindMount(const std::string& source, const std::string& target, bool read_only,
@@ -87,7 +88,8 @@ class SystemNodeEnv : public NodeEnv {
   void RemoveMountPoint(const PathRoots& roots, const std::string& path, const std::string& field,
                         StatusCallback done) override;
   void ProbeDevice(const std::string& device, ResultCallback<DeviceSignature> done) override;
-  void MakeFilesystem(const std::string& fs_type, const std::string& device, StatusCallback done) override;
+  void MakeFilesystem(const std::string& fs_type, const std::vector<std::string>& options, const std::string& device,
+                      StatusCallback done) override;
   void Mount(const std::string& fs_type, const std::string& device, const std::string& target,
              std::vector<std::string> options, StatusCallback done) override;
   void BindMount(const std::string& source, const std::string& target, bool read_only,

@@ -4,9 +4,11 @@
 
 #include "csi/encryption_options.h"
 #include "csi/map_options.h"
+#include "csi/mkfs_options.h"
 #include "base/quote_field.h"
 #include "base/text_rules.h"
 #include "csi/request_secrets.h"
+#include "csi/storage_class_keys.h"
 #include "ceph/image_spec.h"
 
 namespace nbdk {
@@ -99,6 +101,7 @@ Status ParseUnmapOptionsContext(const google::protobuf::Map<std::string, std::st
 }
 
 Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>& ctx, StageRequest* out) {
+  NBDK_RETURN_IF_ERROR(CheckVolumeContextKeys(ctx));
   if (auto it = ctx.find("staticVolume"); it != ctx.end()) {
     auto is_static = ParseGoBool("staticVolume", it->second);
     if (!is_static.ok()) return is_static.status();
@@ -171,6 +174,12 @@ Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& re
                                      QuoteField(out.encryption->kms_id) + ")");
     }
     out.encryption->passphrase = std::make_shared<const SecretBytes>(std::move(secret));
+  }
+  if (!out.capability.block) {
+    auto it = request.volume_context().find("mkfsOptions");
+    auto mkfs = MkfsOptions(out.capability.fs_type, it == request.volume_context().end() ? "" : it->second);
+    if (!mkfs.ok()) return mkfs.status().WithContext("volume_context");
+    out.mkfs_options = std::move(mkfs).value();
   }
   return out;
 }

@@ -33,7 +33,8 @@ namespace nbdk {
 
 // NodeStageVolume. Secrets: userID and userKey are required (ceph-csi's
 // node-stage secret; ceph/cephx_credentials.h says what each may be).
-// Volume context (ceph-csi's keys; others are ignored):
+// Volume context: a key not in csi/storage_class_keys.h's list (nor of the
+// csi.storage.k8s.io/ family) is InvalidArgument naming it. Those read here:
 //  - staticVolume: a Go boolean ("true", "1", "t", "false", ...). A static
 //    volume's volume_id is its RBD image name and clusterID and pool are
 //    required; otherwise volume_id must decode as a VolumeId.
@@ -49,6 +50,9 @@ namespace nbdk {
 //  - encrypted, encryptionType, encryptionKMSID: a LUKS2 volume in
 //    ceph-csi's format (csi/encryption_options.h reads them, as the
 //    Controller does); its secret encryptionPassphrase is then required.
+//  - mkfsOptions: for a filesystem volume, the options of its first stage's
+//    mkfs in place of ceph-csi's defaults, checked for the capability's
+//    fs_type (csi/mkfs_options.h); not read for a block volume.
 
 // An encrypted volume's KMS and the request's secret for it.
 struct StageEncryption {
@@ -76,6 +80,7 @@ struct StageRequest {
   std::string rados_namespace;  // "" means: take it from the cluster config
   std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
   std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
+  std::vector<std::string> mkfs_options;   // a first stage's mkfs options (MkfsOptions); empty for block
   std::optional<StageEncryption> encryption;  // nullopt: not encrypted
 };
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);

@@ -238,7 +238,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
                                                        " has no filesystem and is staged read-only"));
         }
         NBDK_LOG_INFO("mkfs", {{"volume", self->req_.volume_id}, {"device", self->VolumeDevice()}, {"fs_type", want}});
-        return self->node_.host.MakeFilesystem(want, self->VolumeDevice(), [self](Status s) {
+        return self->node_.host.MakeFilesystem(want, self->req_.mkfs_options, self->VolumeDevice(), [self](Status s) {
           if (!s.ok()) return self->Fail(s);
           self->MountFs();
         });

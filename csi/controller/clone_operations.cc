@@ -94,13 +94,13 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
 
 void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& parent_io, const std::string& parent,
                                          const std::string& snap, IoCtx& child_io, const std::string& child,
-                                         uint64_t features) {
+                                         const ImageCreateOptions& layout) {
   IoCtx* from = &parent_io;
   IoCtx* to = &child_io;
   steps.push_back({"snapshot " + parent + "@" + snap,
                    [=] { return CreateSnapshotForClone(*from, parent, snap, *to, child); }});
   steps.push_back({"clone " + child + " from " + parent + "@" + snap,
-                   [=] { return CloneImage(*from, parent, snap, *to, child, features); }});
+                   [=] { return CloneImage(*from, parent, snap, *to, child, layout); }});
   steps.push_back({"remove " + parent + "@" + snap, [=] { return RemoveSnapshot(*from, parent, snap); }});
 }
 
@@ -116,8 +116,10 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
                                       const std::string& image, const CreateVolumeParams& params,
                                       ResolvedSource& source, const std::vector<RbdStep>& encryption) {
   const uint64_t size = static_cast<uint64_t>(params.size_bytes);
-  // A clone needs layering whatever the StorageClass lists.
-  const uint64_t features = params.image_options.features | RBD_FEATURE_LAYERING;
+  // The StorageClass's layout, as ceph-csi clones with it; a clone needs
+  // layering whatever the StorageClass lists.
+  ImageCreateOptions layout = params.image_options;
+  layout.features |= RBD_FEATURE_LAYERING;
   IoCtx* to = &io;
   IoCtx* from = source.io ? &*source.io : nullptr;
   const std::string parent = source.image;
@@ -135,14 +137,16 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
       // that level would reach the hard limit (ceph-csi: hard limit - 1).
       steps.push_back(FlattenStep(cluster, *from, parent, kHardMaxCloneDepth - 1));
       steps.push_back({"clone " + image + " from " + parent + "@" + parent,
-                       [=] { return CloneImage(*from, parent, parent, *to, image, features); }});
+                       [=] { return CloneImage(*from, parent, parent, *to, image, layout); }});
       break;
     case ContentSource::Kind::kVolume: {
       // Cloning adds two levels (the temporary clone and the clone).
       steps.push_back(FlattenStep(cluster, *from, parent, kHardMaxCloneDepth - 2));
       const std::string temp = TemporaryCloneName(image);
-      AppendCloneThroughTemporarySnapshot(steps, *from, parent, temp, io, temp, kIntermediateFeatures);
-      AppendCloneThroughTemporarySnapshot(steps, io, temp, image, io, image, features);
+      ImageCreateOptions intermediate;  // the parent's data pool, librbd's layout
+      intermediate.features = kIntermediateFeatures;
+      AppendCloneThroughTemporarySnapshot(steps, *from, parent, temp, io, temp, intermediate);
+      AppendCloneThroughTemporarySnapshot(steps, io, temp, image, io, image, layout);
       break;
     }
   }

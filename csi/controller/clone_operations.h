@@ -31,6 +31,7 @@
 #include "csi/controller/rbd_steps.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
+#include "ceph/rbd_image.h"
 
 namespace nbdk {
 
@@ -66,11 +67,12 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
 // ceph-csi's "snapshot parent@snap, clone it into `child`, remove
 // parent@snap" (it stays in librbd's trash namespace while `child` needs
 // it) as three steps (ceph/rbd_clone.h), appended to `steps`; the
-// snapshot and the clone are skipped once `child` exists. The IoCtxs must
-// outlive the steps.
+// snapshot and the clone are skipped once `child` exists; `child` is laid
+// out by `layout` (CloneImage: an empty data pool is the parent's). The
+// IoCtxs must outlive the steps.
 void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& parent_io, const std::string& parent,
                                          const std::string& snap, IoCtx& child_io, const std::string& child,
-                                         uint64_t features);
+                                         const ImageCreateOptions& layout);
 
 // The step "flatten `image` when its clone depth is at least `limit`"
 // (FlattenIfDeeper). `io` must outlive the step.

@@ -6,6 +6,7 @@
 #include "csi/controller/volume_claim.h"
 #include "csi/controller/volume_encryption.h"
 #include "csi/controller/volume_lookup.h"
+#include "csi/controller/volume_qos.h"
 #include "base/quote_field.h"
 #include "ceph/image_metadata.h"
 #include "ceph/omap_store.h"
@@ -108,6 +109,7 @@ Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& 
   // After the image, on every call: a retry writes what a crash kept from
   // being written.
   NBDK_RETURN_IF_ERROR(SetImageMetadata(*image_io, reservation.image_name, params.metadata));
+  NBDK_RETURN_IF_ERROR(SetImageMetadata(*image_io, reservation.image_name, params.qos_metadata));
   CreatedVolume out;
   out.volume_id = volume_id;
   out.size_bytes = params.size_bytes;
@@ -168,6 +170,24 @@ Status DeleteVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const 
   return journal.Undo(found->attributes->request_name, uuid);
 }
 
+namespace {
+
+// ceph-csi's AdjustQOS: the limits of a grown image computed again from
+// the QoS parameters saved on it (by nbdkeeper or by ceph-csi). Saved
+// values that are not numbers were not written by either: left alone.
+Status AdjustQosLimits(IoCtx& io, const std::string& image, int64_t size_bytes) {
+  VolumeParameters saved;
+  for (const auto& [key, parameter] : SavedQosParameters()) {
+    auto value = GetImageMetadata(io, image, key);
+    if (!value.ok()) return value.status();
+    if (*value) saved[parameter] = **value;
+  }
+  if (!CheckQosParameters(saved).ok()) return Status::Ok();
+  return SetImageMetadata(io, image, QosImageMetadata(saved, size_bytes));
+}
+
+}  // namespace
+
 Result<ExpandedVolume> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
                                             int64_t size_bytes, const std::string& ns) {
   auto found = FindVolume(cluster, volume, ns);
@@ -178,6 +198,7 @@ Result<ExpandedVolume> ExpandVolumeBlocking(const std::shared_ptr<RadosCluster>&
   auto size = ImageSize(io, found->attributes->image_name);
   if (!size.ok()) return size.status();
   if (!*size) return Status::NotFound("volume " + QuoteField(volume.volume_id) + ": image is gone");
+  NBDK_RETURN_IF_ERROR(AdjustQosLimits(io, found->attributes->image_name, static_cast<int64_t>(**size)));
   return ExpandedVolume{static_cast<int64_t>(**size), IsBlockEncrypted(found->attributes->encryption)};
 }
 

@@ -1,7 +1,8 @@
 #include "csi/controller/controller_request.h"
 
-
+#include "csi/controller/volume_qos.h"
 #include "csi/map_options.h"
+#include "csi/mkfs_options.h"
 #include "base/quote_field.h"
 #include "base/text_rules.h"
 #include "csi/request_secrets.h"
@@ -144,15 +145,6 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   auto layout = ParseImageLayout(p);
   if (!layout.ok()) return layout.status();
   out.image_options = std::move(*layout);
-  if (out.source.kind != ContentSource::Kind::kNone) {
-    for (const char* name : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
-      if (p.contains(name)) {
-        return Status::InvalidArgument(std::string("parameters.") + name +
-                                       ": not supported with a volume_content_source (a restore or clone has "
-                                       "its source's layout)");
-      }
-    }
-  }
   std::string mounter = Get(p, "mounter");
   if (!mounter.empty() && mounter != "rbd-nbd") {
     return Status::InvalidArgument("parameters.mounter: " + QuoteField(mounter) + " is not supported; only rbd-nbd");
@@ -179,7 +171,17 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   out.unmap_options = Get(p, "unmapOptions");
   auto unmap = UnmapOptionsCsv(out.unmap_options);
   if (!unmap.ok()) return unmap.status().WithContext("parameters.unmapOptions");
+  // Checked as the node will for each filesystem asked for; a block volume
+  // is never formatted.
+  out.mkfs_options = Get(p, "mkfsOptions");
+  for (const VolumeCapabilitySpec& cap : out.capabilities) {
+    if (cap.block) continue;
+    auto mkfs = MkfsOptions(cap.fs_type, out.mkfs_options);
+    if (!mkfs.ok()) return mkfs.status().WithContext("parameters");
+  }
   out.metadata = VolumeMetadataOf(p);
+  NBDK_RETURN_IF_ERROR(CheckQosParameters(p));
+  out.qos_metadata = QosImageMetadata(p, out.size_bytes);
   auto kms_id = ParseEncryptionKmsId(p, "parameters.");
   if (!kms_id.ok()) return kms_id.status();
   out.encryption_kms_id = std::move(*kms_id);
@@ -248,6 +250,7 @@ std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& pa
   if (!params.rados_namespace.empty()) ctx["radosNamespace"] = params.rados_namespace;
   if (!params.map_options.empty()) ctx["mapOptions"] = params.map_options;
   if (!params.unmap_options.empty()) ctx["unmapOptions"] = params.unmap_options;
+  if (!params.mkfs_options.empty()) ctx["mkfsOptions"] = params.mkfs_options;
   if (!params.image_options.data_pool.empty()) ctx["dataPool"] = params.image_options.data_pool;
   if (params.encryption_kms_id) {
     ctx["encrypted"] = "true";

@@ -49,19 +49,27 @@ struct ControllerSecrets {
 //    with librbd's dependencies;
 //  - objectSize, stripeUnit, stripeCount: the image's object size and
 //    striping, in bytes (ParseImageLayout says which values librbd takes).
-//    dataPool and these three lay out a new empty image: with a
-//    volume_content_source they are InvalidArgument (a restore or clone
-//    has its source's layout);
+//    dataPool and these three lay out a restore or clone too, as ceph-csi
+//    clones with them; without dataPool, a restore or clone keeps its
+//    source's data pool (ceph/rbd_clone.h CloneImage);
 //  - volumeNamePrefix: the image is <prefix><uuid> instead of csi-vol-<uuid>;
 //  - mounter: "rbd-nbd" or absent (this plugin maps with rbd-nbd only);
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form, checked
 //    as the node will (csi/map_options.h) and passed to it in the volume
 //    context;
+//  - mkfsOptions: the node's mkfs options in place of ceph-csi's defaults
+//    (csi/mkfs_options.h), checked for each mount capability's fs_type and
+//    passed in the volume context;
 //  - encrypted (a Go boolean), encryptionType, encryptionKMSID: a LUKS2
 //    volume in ceph-csi's format (ParseEncryptionKmsId says what each
 //    takes; csi/controller/volume_encryption.h what CreateVolume makes of
 //    it), which needs the secret encryptionPassphrase;
 //  - thickProvision, tryOtherMounters: only false (Go booleans);
+//  - ceph-csi's rbd-nbd QoS parameters (baseIops, maxReadBps, ...,
+//    baseVolSizeBytes): librbd's per-image QoS limits, written as ceph-csi
+//    writes them (csi/controller/volume_qos.h), computed again when the
+//    volume grows; a restore or clone also keeps its source's (librbd
+//    copies the image metadata) where the request sets none;
 //  - csi.storage.k8s.io/pvc/name, .../pvc/namespace, .../pv/name (the
 //    provisioner's --extra-create-metadata): written as image metadata under
 //    the same keys, as ceph-csi does (unless the daemon's --setmetadata is
@@ -70,9 +78,8 @@ struct ControllerSecrets {
 //  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name (not
 //    with volumeNamePrefix).
 // Refused as not supported, whatever their value: topologyConstrainedPools,
-// mkfsOptions, cephLogDir, cephLogStrategy (the node keeps rbd-nbd's logs
-// itself), snapshotNamePrefix (a VolumeSnapshotClass's) and ceph-csi's QoS
-// parameters.
+// cephLogDir, cephLogStrategy (the node keeps rbd-nbd's logs
+// itself) and snapshotNamePrefix (a VolumeSnapshotClass's).
 // A repeated CreateVolume gets the name's reserved image whatever its
 // parameters now say (csi/controller/volume_claim.h), as ceph-csi does.
 // Size: required_bytes, else limit_bytes, else 1 GiB; rounded up to MiB,
@@ -98,9 +105,11 @@ struct CreateVolumeParams {
   ImageCreateOptions image_options;  // imageFeatures, dataPool, objectSize, stripeUnit, stripeCount
   std::string map_options;           // passed through to the volume context
   std::string unmap_options;         // the same
+  std::string mkfs_options;          // the same
   std::string image_name;            // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
   std::string name_prefix;           // volumeNamePrefix; "": csi-vol-
   std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
+  std::map<std::string, std::string> qos_metadata;  // QosImageMetadata: its QoS limits, whatever --setmetadata says
   std::optional<std::string> encryption_kms_id;  // nullopt: not encrypted; "default": the built-in KMS
   ContentSource source;
   ControllerSecrets secrets;

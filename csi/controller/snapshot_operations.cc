@@ -110,7 +110,9 @@ std::vector<RbdStep> SnapshotImageSteps(const std::shared_ptr<RadosCluster>& clu
                                         const std::string& source, const std::string& snap,
                                         const std::vector<RbdStep>& encryption) {
   std::vector<RbdStep> steps;
-  AppendCloneThroughTemporarySnapshot(steps, io, source, snap, io, snap, kSnapshotImageFeatures);
+  ImageCreateOptions layout;  // the source's data pool, librbd's layout
+  layout.features = kSnapshotImageFeatures;
+  AppendCloneThroughTemporarySnapshot(steps, io, source, snap, io, snap, layout);
   // Before snap@snap, as ceph-csi copies it (image metadata is not part of
   // an RBD snapshot either way).
   steps.insert(steps.end(), encryption.begin(), encryption.end());

@@ -1,8 +1,8 @@
 #include "csi/controller/volume_parameters.h"
 
 #include <rbd/features.h>
+#include <rbd/librbd.h>
 
-#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -14,81 +14,11 @@
 namespace nbdk {
 namespace {
 
-// What nbdkeeper does with a parameter it knows.
-enum class Support {
-  kHonoured,     // read by ParseCreateVolumeRequest (the encryption ones by ParseEncryptionKmsId)
-  kFalseOnly,    // a Go boolean; false is what nbdkeeper does anyway, true is refused
-  kUnsupported,  // refused whatever its value
-};
-
-struct KnownParameter {
-  std::string_view name;
-  Support support;
-  std::string_view why;  // why nbdkeeper refuses it
-};
-
-constexpr std::string_view kNoQos = "QoS limits are not supported";
-
-constexpr KnownParameter kKnownParameters[] = {
-    {"clusterID", Support::kHonoured, ""},
-    {"pool", Support::kHonoured, ""},
-    {"journalPool", Support::kHonoured, ""},
-    {"radosNamespace", Support::kHonoured, ""},
-    {"dataPool", Support::kHonoured, ""},
-    {"imageFeatures", Support::kHonoured, ""},
-    {"objectSize", Support::kHonoured, ""},
-    {"stripeUnit", Support::kHonoured, ""},
-    {"stripeCount", Support::kHonoured, ""},
-    {"volumeNamePrefix", Support::kHonoured, ""},
-    {"mounter", Support::kHonoured, ""},
-    {"mapOptions", Support::kHonoured, ""},
-    {"unmapOptions", Support::kHonoured, ""},
-    {"nbdkeeper.io/imageName", Support::kHonoured, ""},
-    {"encrypted", Support::kHonoured, ""},
-    {"encryptionType", Support::kHonoured, ""},
-    {"encryptionKMSID", Support::kHonoured, ""},
-    {"thickProvision", Support::kFalseOnly, "thick provisioning is not supported"},
-    {"tryOtherMounters", Support::kFalseOnly, "rbd-nbd is the only mounter, there is no other to try"},
-    {"topologyConstrainedPools", Support::kUnsupported, "topology is not supported yet"},
-    {"mkfsOptions", Support::kUnsupported, "the node's mkfs takes no options yet"},
-    // nbdkeeper keeps each volume's rbd-nbd output in its own log
-    // (<state dir>/logs/<volume>.log), whatever ceph-csi would do.
-    {"cephLogDir", Support::kUnsupported, "rbd-nbd's logs are the node daemon's (<state dir>/logs)"},
-    {"cephLogStrategy", Support::kUnsupported, "rbd-nbd's logs are the node daemon's (<state dir>/logs)"},
-    {"snapshotNamePrefix", Support::kUnsupported, "snapshot images are always named csi-snap-<uuid>"},
-    // ceph-csi's QoS proposal (docs/design/proposals/rbd-qos.md).
-    {"MaxReadIOPS", Support::kUnsupported, kNoQos},
-    {"MaxWriteIOPS", Support::kUnsupported, kNoQos},
-    {"MaxReadBytesPerSecond", Support::kUnsupported, kNoQos},
-    {"MaxWriteBytesPerSecond", Support::kUnsupported, kNoQos},
-};
-
 constexpr uint64_t kMinObjectSize = uint64_t{1} << 12;      // librbd's smallest order
 constexpr uint64_t kMaxObjectSize = uint64_t{1} << 25;      // and largest
 constexpr uint64_t kDefaultObjectSize = uint64_t{1} << 22;  // librbd's default order, 22
 
-// "parameters.<name>"; a name that is not short printable ASCII (any key
-// is a valid StorageClass parameter) is quoted instead, by base/quote_field.h's rule.
-std::string Field(std::string_view name) {
-  bool plain = !name.empty() && name.size() <= kMaxQuotedBytes &&
-               std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
-  return plain ? "parameters." + std::string(name) : "parameters " + QuoteField(name);
-}
-
-// A decimal number as Go's strconv.ParseUint(v, 10, 64) reads it; nullopt
-// when absent.
-Result<std::optional<uint64_t>> Number(const VolumeParameters& params, const char* name) {
-  auto it = params.find(name);
-  if (it == params.end()) return std::optional<uint64_t>();
-  const std::string& v = it->second;
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front())) || ec != std::errc() ||
-      end != v.data() + v.size()) {
-    return Status::InvalidArgument(Field(name) + ": " + QuoteField(v) + " is not a decimal number of bytes");
-  }
-  return std::optional<uint64_t>(n);
-}
+std::string Field(std::string_view name) { return KeyField("parameters", name); }
 
 }  // namespace
 
@@ -97,17 +27,14 @@ Status CheckParameterNames(const VolumeParameters& params) {
   std::map<std::string_view, std::string_view> sorted(params.begin(), params.end());
   for (const auto& [name, value] : sorted) {
     if (name.starts_with(kProvisionerParameterPrefix)) continue;
-    const KnownParameter* known = nullptr;
-    for (const KnownParameter& k : kKnownParameters) {
-      if (k.name == name) known = &k;
-    }
-    if (known == nullptr) {
+    const StorageClassKey* known = FindStorageClassKey(name);
+    if (known == nullptr || known->parameter == ParameterSupport::kNotAParameter) {
       return Status::InvalidArgument(Field(name) +
                                      ": not a parameter nbdkeeper knows (ceph-csi's RBD StorageClass "
                                      "parameters, csi.storage.k8s.io/... and nbdkeeper.io/imageName are)");
     }
-    if (known->support == Support::kHonoured) continue;
-    if (known->support == Support::kFalseOnly) {
+    if (known->parameter == ParameterSupport::kHonoured) continue;
+    if (known->parameter == ParameterSupport::kFalseOnly) {
       std::optional<bool> b = GoBool(value);
       if (!b) return Status::InvalidArgument(Field(name) + ": " + QuoteField(value) + " is not a boolean");
       if (!*b) continue;
@@ -136,7 +63,15 @@ Result<uint64_t> ParseImageFeatures(std::string_view csv) {
     if (name.empty()) continue;
     auto it = kFeatures.find(name);
     if (it == kFeatures.end()) {
-      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature " + QuoteField(name));
+      return Status::InvalidArgument("parameters.imageFeatures: unknown or unsupported feature " + QuoteField(name) +
+                                     " (ceph-csi's are layering, exclusive-lock, object-map, fast-diff, "
+                                     "deep-flatten, journaling)");
+    }
+    // The librbd loaded at run time may be older than the headers built against.
+    uint64_t known = 0;
+    if (rbd_features_from_string(std::string(name).c_str(), &known) < 0 || known != it->second) {
+      return Status::InvalidArgument("parameters.imageFeatures: " + QuoteField(name) +
+                                     " is not a feature this node's librbd supports");
     }
     bits |= it->second;
   }
@@ -154,8 +89,27 @@ Result<uint64_t> ParseImageFeatures(std::string_view csv) {
   return bits;
 }
 
+Result<std::optional<uint64_t>> DecimalParameter(const VolumeParameters& params, std::string_view name,
+                                                 std::string_view unit) {
+  auto it = params.find(std::string(name));
+  if (it == params.end()) return std::optional<uint64_t>();
+  const std::string& v = it->second;
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front())) || ec != std::errc() ||
+      end != v.data() + v.size()) {
+    return Status::InvalidArgument(Field(name) + ": " + QuoteField(v) + " is not a decimal number of " +
+                                   std::string(unit));
+  }
+  return std::optional<uint64_t>(n);
+}
+
 Result<ImageCreateOptions> ParseImageLayout(const VolumeParameters& params) {
   ImageCreateOptions out;
+  // As ceph-csi: present but empty is an error, not an image without features.
+  if (auto it = params.find("imageFeatures"); it != params.end() && it->second.empty()) {
+    return Status::InvalidArgument("parameters.imageFeatures: empty (list the features, e.g. layering)");
+  }
   auto features = params.contains("imageFeatures") ? ParseImageFeatures(params.at("imageFeatures"))
                                                    : ParseImageFeatures(kDefaultImageFeatures);
   if (!features.ok()) return features.status();
@@ -164,9 +118,9 @@ Result<ImageCreateOptions> ParseImageLayout(const VolumeParameters& params) {
     NBDK_RETURN_IF_ERROR(CheckCephName("parameters.dataPool", it->second, true));
     out.data_pool = it->second;
   }
-  auto object_size = Number(params, "objectSize");
-  auto stripe_unit = Number(params, "stripeUnit");
-  auto stripe_count = Number(params, "stripeCount");
+  auto object_size = DecimalParameter(params, "objectSize", "bytes");
+  auto stripe_unit = DecimalParameter(params, "stripeUnit", "bytes");
+  auto stripe_count = DecimalParameter(params, "stripeCount", "stripes");
   for (const auto* n : {&object_size, &stripe_unit, &stripe_count}) {
     if (!n->ok()) return n->status();
   }

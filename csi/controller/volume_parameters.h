@@ -1,7 +1,7 @@
-// CreateVolume's StorageClass parameters by name: the one list of those
-// nbdkeeper knows (ceph-csi's RBD StorageClass parameters, and its own
-// nbdkeeper.io/imageName), which of them it refuses and why, and the
-// readers of the image's layout and metadata. csi/controller/controller_request.h
+// CreateVolume's StorageClass parameters by name, checked against the one
+// list of those nbdkeeper knows (csi/storage_class_keys.h: ceph-csi's RBD
+// StorageClass parameters and its own nbdkeeper.io/imageName, which of them
+// it refuses and why), and the readers of the image's layout and metadata. csi/controller/controller_request.h
 // says what each parameter does. Pure.
 //
 // Every parameter is honoured or refused by name, never dropped: a
@@ -19,16 +19,13 @@
 #include "ceph/rbd_image.h"
 #include "csi/encryption_options.h"
 #include "csi/proto/csi.pb.h"
+#include "csi/storage_class_keys.h"
 
 namespace nbdk {
 
 using VolumeParameters = google::protobuf::Map<std::string, std::string>;
 
 inline constexpr char kDefaultImageFeatures[] = "layering,exclusive-lock,object-map,fast-diff";
-
-// ceph-csi's prefix of the provisioner's own parameters: the secrets'
-// names, fstype and (with --extra-create-metadata) the PVC/PV names.
-inline constexpr char kProvisionerParameterPrefix[] = "csi.storage.k8s.io/";
 
 // ceph-csi's image metadata keys for the PVC/PV names; the provisioner
 // passes the same keys as parameters.
@@ -47,11 +44,21 @@ Status CheckParameterNames(const VolumeParameters& params);
 
 // "layering,exclusive-lock" -> RBD_FEATURE_* bits; the field is named
 // "parameters.imageFeatures" in errors. An empty list is no features.
+// Every feature ceph-csi accepts, each one the librbd loaded at run time
+// knows (rbd_features_from_string); what the cluster cannot make is
+// refused by rbd_create (ceph/rbd_image.h ImageCreateFailure).
 // librbd's dependencies are checked: object-map needs exclusive-lock,
 // fast-diff needs object-map, journaling needs exclusive-lock.
 Result<uint64_t> ParseImageFeatures(std::string_view csv);
 
-// imageFeatures (default kDefaultImageFeatures), dataPool, objectSize,
+// The parameter `name` as Go's strconv.ParseUint(v, 10, 64) reads it
+// (decimal digits only); nullopt when absent. InvalidArgument
+// "parameters.<name>: '<v>' is not a decimal number of <unit>".
+Result<std::optional<uint64_t>> DecimalParameter(const VolumeParameters& params, std::string_view name,
+                                                 std::string_view unit);
+
+// imageFeatures (default kDefaultImageFeatures; present but empty is
+// InvalidArgument, as in ceph-csi), dataPool, objectSize,
 // stripeUnit and stripeCount as librbd's creation options, each checked so
 // that librbd accepts the combination: objectSize a power of two from
 // 4 KiB to 32 MiB (librbd's orders 12 to 25); stripeUnit and stripeCount

@@ -61,7 +61,8 @@ class FaultNodeEnv : public NodeEnv {
     if (Failed("ProbeDevice", done)) return;
     Later(done, blank ? DeviceSignature{} : DeviceSignature{"ext4", ""});
   }
-  void MakeFilesystem(const std::string& fs_type, const std::string& device, StatusCallback done) override {
+  void MakeFilesystem(const std::string& fs_type, const std::vector<std::string>& options, const std::string& device,
+                      StatusCallback done) override {
     if (Failed("MakeFilesystem", done)) return;
     blank = false;
     Later(done, Status::Ok());

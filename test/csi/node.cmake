@@ -3,6 +3,7 @@ nbdk_add_test(csi_node_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/cluster_config_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/map_options_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/mkfs_options_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/mount_flags_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_request_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/stash_test.cc

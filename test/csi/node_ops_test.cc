@@ -11,12 +11,12 @@
 namespace nbdk {
 namespace {
 
-TEST(FilesystemTest, MkfsArgvUsesCephCsiOptions) {
-  EXPECT_EQ(MkfsArgv("ext4", "/dev/nbd0"),
-            (std::vector<std::string>{"mkfs.ext4", "-q", "-m0", "-Enodiscard,lazy_itable_init=1,lazy_journal_init=1",
-                                      "/dev/nbd0"}));
-  EXPECT_EQ(MkfsArgv("xfs", "/dev/nbd1"), (std::vector<std::string>{"mkfs.xfs", "-q", "-K", "/dev/nbd1"}));
-  EXPECT_TRUE(MkfsArgv("btrfs", "/dev/nbd1").empty());
+TEST(FilesystemTest, MkfsArgvIsTheProgramQuietTheOptionsAndTheDevice) {
+  EXPECT_EQ(MkfsArgv("ext4", {"-m0", "-Enodiscard"}, "/dev/nbd0"),
+            (std::vector<std::string>{"mkfs.ext4", "-q", "-m0", "-Enodiscard", "/dev/nbd0"}));
+  EXPECT_EQ(MkfsArgv("xfs", {"-K"}, "/dev/nbd1"), (std::vector<std::string>{"mkfs.xfs", "-q", "-K", "/dev/nbd1"}));
+  EXPECT_EQ(MkfsArgv("xfs", {}, "/dev/nbd1"), (std::vector<std::string>{"mkfs.xfs", "-q", "/dev/nbd1"}));
+  EXPECT_TRUE(MkfsArgv("btrfs", {}, "/dev/nbd1").empty());
 }
 
 TEST(FilesystemTest, MountArgvAddsNouuidForXfsAndNetdevForAll) {
@@ -48,7 +48,7 @@ TEST(FilesystemTest, MkfsThenProbeFindsExt4) {
   EventLoop loop;
   Status made = Status::Internal("not run");
   Result<DeviceSignature> probed = Status::Internal("not run");
-  MakeFilesystem(loop, "ext4", path, [&](Status s) {
+  MakeFilesystem(loop, "ext4", {"-m0"}, path, [&](Status s) {
     made = s;
     ProbeDevice(loop, path, [&](Result<DeviceSignature> r) {
       probed = std::move(r);
@@ -104,7 +104,7 @@ TEST(FilesystemTest, BlkidExportIsParsedAndAnythingFoundIsNotBlank) {
 TEST(FilesystemTest, UnsupportedFsTypeIsFailedPrecondition) {
   EventLoop loop;
   Status got;
-  MakeFilesystem(loop, "btrfs", "/dev/null", [&](Status s) {
+  MakeFilesystem(loop, "btrfs", {}, "/dev/null", [&](Status s) {
     got = s;
     loop.Stop();
   });

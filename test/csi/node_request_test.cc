@@ -1,4 +1,6 @@
 #include "csi/node_request.h"
+#include "csi/mkfs_options.h"
+#include "csi/storage_class_keys.h"
 
 #include <gtest/gtest.h>
 
@@ -117,6 +119,66 @@ TEST(StageRequestTest, ParsesAStaticVolume) {
   EXPECT_EQ(r->image_name, "my-image");
   EXPECT_EQ(r->cluster_id, "rook-ceph");
   EXPECT_EQ(r->rados_namespace, "ns");
+}
+
+// What ceph-csi's Controller returns as the volume context (the
+// StorageClass's parameters, its own keys) and what a static volume's
+// PersistentVolume says all pass; the values of the keys the Node does not
+// read are not looked at.
+TEST(StageRequestTest, EveryKnownContextKeyPassesAnUnknownOneIsNamed) {
+  auto req = ValidStage();
+  auto& ctx = *req.mutable_volume_context();
+  for (const StorageClassKey& key : StorageClassKeys()) {
+    if (!ctx.contains(std::string(key.name))) ctx[std::string(key.name)] = "";
+  }
+  ctx["mounter"] = "rbd-nbd";
+  ctx["mapOptions"] = "";
+  ctx["staticVolume"] = "false";
+  ctx["encrypted"] = "false";
+  ctx["csi.storage.k8s.io/pvc/namespace"] = "db";
+  auto ok = ParseStageRequest(req);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+
+  for (const char* unknown : {"fooBar", "DataPool", "migration", "volumeHealerContext", "csi.storage.k8s.io"}) {
+    auto bad = ValidStage();
+    (*bad.mutable_volume_context())[unknown] = "true";
+    ExpectError(ParseStageRequest(bad), Code::kInvalidArgument,
+                std::string("volume_context.") + unknown + ": not a key nbdkeeper knows");
+  }
+  // The first offender in byte order, whatever the map's order.
+  auto two = ValidStage();
+  (*two.mutable_volume_context())["zz"] = "1";
+  (*two.mutable_volume_context())["aa"] = "1";
+  ExpectError(ParseStageRequest(two), Code::kInvalidArgument, "volume_context.aa: ");
+}
+
+// ceph-csi's defaults without mkfsOptions, the checked options with it; a
+// block volume is never formatted, so its mkfsOptions is not read.
+TEST(StageRequestTest, MkfsOptionsAreCheckedForTheCapabilitysFilesystem) {
+  auto plain = ParseStageRequest(ValidStage());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->mkfs_options, DefaultMkfsOptions("ext4"));
+
+  auto req = ValidStage();
+  (*req.mutable_volume_context())["mkfsOptions"] = "-m1 -O ^metadata_csum";
+  auto given = ParseStageRequest(req);
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_EQ(given->mkfs_options, (std::vector<std::string>{"-m", "1", "-O", "^metadata_csum"}));
+
+  // xfs's options are not ext4's.
+  (*req.mutable_volume_context())["mkfsOptions"] = "-K";
+  ExpectError(ParseStageRequest(req), Code::kInvalidArgument,
+              "volume_context: mkfsOptions: '-K' is not an option nbdkeeper allows for ext4");
+  req.mutable_volume_capability()->mutable_mount()->set_fs_type("xfs");
+  auto xfs = ParseStageRequest(req);
+  ASSERT_TRUE(xfs.ok()) << xfs.status().ToString();
+  EXPECT_EQ(xfs->mkfs_options, (std::vector<std::string>{"-K"}));
+
+  req.mutable_volume_capability()->mutable_block();
+  (*req.mutable_volume_context())["mkfsOptions"] = "-d /etc";
+  auto block = ParseStageRequest(req);
+  ASSERT_TRUE(block.ok()) << block.status().ToString();
+  EXPECT_TRUE(block->mkfs_options.empty());
 }
 
 TEST(StageRequestTest, KeyIsTrimmedOfTheNewlineEchoLeaves) {
@@ -247,6 +309,7 @@ TEST(StageRequestTest, HugeOrHostileFieldsAreQuotedBounded) {
       [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io_timeout=" + huge; },
       [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:" + huge; },
       [&](auto* r) { (*ctx(r))["mapOptions"] = huge + ":x"; },
+      [&](auto* r) { (*ctx(r))[huge] = "x"; },
   };
   for (size_t i = 0; i < edits.size(); ++i) {
     SCOPED_TRACE(i);

@@ -168,6 +168,7 @@ TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {
   (*r.mutable_parameters())["mapOptions"] = "nbd:try-netlink";
   (*r.mutable_parameters())["unmapOptions"] = "krbd:force;nbd:force";
   (*r.mutable_parameters())["dataPool"] = "ec-data";
+  (*r.mutable_parameters())["mkfsOptions"] = "-m1 -E nodiscard";
   (*r.mutable_parameters())["csi.storage.k8s.io/pvc/name"] = "data";
   auto p = ParseCreateVolumeRequest(r);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -176,8 +177,28 @@ TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {
       {"clusterID", "rook-ceph"},        {"pool", "rbd"},
       {"imageName", "csi-vol-x"},        {"journalPool", "meta"},
       {"mounter", "rbd-nbd"},            {"mapOptions", "nbd:try-netlink"},
-      {"unmapOptions", "krbd:force;nbd:force"}, {"dataPool", "ec-data"}};
+      {"unmapOptions", "krbd:force;nbd:force"}, {"dataPool", "ec-data"},
+      {"mkfsOptions", "-m1 -E nodiscard"}};
   EXPECT_EQ(VolumeContextFor(*p, "csi-vol-x"), want);
+}
+
+// As the node will check them: for each mount capability's filesystem; a
+// block-only request is never formatted.
+TEST(CreateVolumeRequest, MkfsOptionsAreCheckedForEveryFilesystemAsked) {
+  auto r = ValidCreate();
+  (*r.mutable_parameters())["mkfsOptions"] = "-K";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters: mkfsOptions: '-K' is not an option nbdkeeper allows");
+  r.mutable_volume_capabilities(0)->mutable_mount()->set_fs_type("xfs");
+  auto xfs = ParseCreateVolumeRequest(r);
+  ASSERT_TRUE(xfs.ok()) << xfs.status().ToString();
+  EXPECT_EQ(xfs->mkfs_options, "-K");
+  auto* ext4 = r.add_volume_capabilities();
+  ext4->mutable_mount()->set_fs_type("ext4");
+  ext4->mutable_access_mode()->set_mode(Mode::SINGLE_NODE_WRITER);
+  ExpectInvalid(ParseCreateVolumeRequest(r), "for ext4");
+  r.mutable_volume_capabilities()->RemoveLast();
+  r.mutable_volume_capabilities(0)->mutable_block();
+  EXPECT_TRUE(ParseCreateVolumeRequest(r).ok());
 }
 
 TEST(CreateVolumeRequest, StorageClassParametersAreReadOrRefusedByName) {
@@ -211,8 +232,8 @@ TEST(CreateVolumeRequest, StorageClassParametersAreReadOrRefusedByName) {
   (*r.mutable_parameters())["thickProvision"] = "true";
   ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.thickProvision: not supported");
   r = ValidCreate();
-  (*r.mutable_parameters())["mkfsOptions"] = "-m0";
-  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.mkfsOptions: not supported");
+  (*r.mutable_parameters())["mkfsOptions"] = "-d /etc";
+  ExpectInvalid(ParseCreateVolumeRequest(r), "parameters: mkfsOptions: '-d' is not an option nbdkeeper allows");
   r = ValidCreate();
   (*r.mutable_parameters())["stripeUnit"] = "65536";
   ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.stripeCount");
@@ -231,32 +252,28 @@ TEST(CreateVolumeRequest, StorageClassParametersAreReadOrRefusedByName) {
   ExpectInvalid(ParseCreateVolumeRequest(r), "parameters.volumeNamePrefix");
 }
 
-TEST(CreateVolumeRequest, LayoutIsTheSourcesForARestoreOrClone) {
-  for (const char* name : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
+// As ceph-csi clones with them: a restore or clone is laid out by the
+// StorageClass too.
+TEST(CreateVolumeRequest, LayoutIsARestoresOrClonesToo) {
+  for (bool snapshot : {true, false}) {
     auto r = ValidCreate();
-    r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
+    if (snapshot) {
+      r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
+    } else {
+      r.mutable_volume_content_source()->mutable_volume()->set_volume_id(kVolumeId);
+    }
     (*r.mutable_parameters())["dataPool"] = "ec-data";
     (*r.mutable_parameters())["objectSize"] = "1048576";
     (*r.mutable_parameters())["stripeUnit"] = "65536";
     (*r.mutable_parameters())["stripeCount"] = "2";
-    for (const char* other : {"dataPool", "objectSize", "stripeUnit", "stripeCount"}) {
-      if (std::string(other) != name) r.mutable_parameters()->erase(other);
-    }
-    if (std::string(name).starts_with("stripe")) {
-      (*r.mutable_parameters())["stripeUnit"] = "65536";
-      (*r.mutable_parameters())["stripeCount"] = "2";
-    }
+    (*r.mutable_parameters())["volumeNamePrefix"] = "k8s-";
     auto p = ParseCreateVolumeRequest(r);
-    ASSERT_FALSE(p.ok()) << name;
-    EXPECT_NE(p.status().message().find("not supported with a volume_content_source"), std::string::npos)
-        << p.status().message();
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->image_options.data_pool, "ec-data");
+    EXPECT_EQ(p->image_options.object_size, 1u << 20);
+    EXPECT_EQ(p->image_options.stripe_unit, 64u << 10);
+    EXPECT_EQ(p->image_options.stripe_count, 2u);
   }
-  // The metadata and name prefix are a restore's too.
-  auto r = ValidCreate();
-  r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kVolumeId);
-  (*r.mutable_parameters())["volumeNamePrefix"] = "k8s-";
-  (*r.mutable_parameters())["csi.storage.k8s.io/pvc/name"] = "data";
-  EXPECT_TRUE(ParseCreateVolumeRequest(r).ok());
 }
 
 TEST(DeleteVolumeRequest, UndecodableIdIsNoVolume) {

@@ -40,9 +40,10 @@ class ControllerVmTest : public NodeVmTest {
     return Create(name, bytes, params, resp);
   }
 
-  // StorageClass `params` besides clusterID and pool.
-  grpc::Status Create(const std::string& name, int64_t bytes, const std::map<std::string, std::string>& params,
-                      csi::v1::CreateVolumeResponse* resp) {
+  // A CreateVolume request of an ext4 volume: StorageClass `params` besides
+  // clusterID and pool, the test's secrets.
+  static csi::v1::CreateVolumeRequest CreateRequest(const std::string& name, int64_t bytes,
+                                                    const std::map<std::string, std::string>& params) {
     csi::v1::CreateVolumeRequest req;
     req.set_name(name);
     req.mutable_capacity_range()->set_required_bytes(bytes);
@@ -51,8 +52,17 @@ class ControllerVmTest : public NodeVmTest {
     (*req.mutable_parameters())["pool"] = Ceph().pool;
     for (const auto& [k, v] : params) (*req.mutable_parameters())[k] = v;
     Secrets(&req);
+    return req;
+  }
+
+  grpc::Status Create(const csi::v1::CreateVolumeRequest& req, csi::v1::CreateVolumeResponse* resp) {
     grpc::ClientContext ctx;
     return controller_->CreateVolume(&ctx, req, resp);
+  }
+
+  grpc::Status Create(const std::string& name, int64_t bytes, const std::map<std::string, std::string>& params,
+                      csi::v1::CreateVolumeResponse* resp) {
+    return Create(CreateRequest(name, bytes, params), resp);
   }
 
   grpc::Status Delete(const std::string& volume_id) {
@@ -62,6 +72,28 @@ class ControllerVmTest : public NodeVmTest {
     grpc::ClientContext ctx;
     csi::v1::DeleteVolumeResponse resp;
     return controller_->DeleteVolume(&ctx, req, &resp);
+  }
+
+  // CreateSnapshot of `volume_id` with the test's secrets; its ID in `snapshot_id`.
+  grpc::Status Snapshot(const std::string& name, const std::string& volume_id, std::string* snapshot_id) {
+    csi::v1::CreateSnapshotRequest req;
+    req.set_name(name);
+    req.set_source_volume_id(volume_id);
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    csi::v1::CreateSnapshotResponse resp;
+    grpc::Status s = controller_->CreateSnapshot(&ctx, req, &resp);
+    *snapshot_id = resp.snapshot().snapshot_id();
+    return s;
+  }
+
+  grpc::Status DeleteSnapshot(const std::string& snapshot_id) {
+    csi::v1::DeleteSnapshotRequest req;
+    req.set_snapshot_id(snapshot_id);
+    Secrets(&req);
+    grpc::ClientContext ctx;
+    csi::v1::DeleteSnapshotResponse resp;
+    return controller_->DeleteSnapshot(&ctx, req, &resp);
   }
 
   grpc::Status Validate(const std::string& volume_id, csi::v1::ValidateVolumeCapabilitiesResponse* resp) {

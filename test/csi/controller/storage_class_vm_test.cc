@@ -2,7 +2,6 @@
 // nbdkeeperd: what CreateVolume honours is what the rbd CLI then sees on
 // the image (data pool, object size, striping, name prefix, the PVC/PV
 // names as image metadata); what it does not is refused by name.
-#include <rapidjson/document.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,40 +11,14 @@
 #include <vector>
 
 #include "journal/volume_id.h"
-#include "test/common/vm_command.h"
 #include "test/csi/controller/controller_vm_fixture.h"
 #include "test/csi/controller/controller_vm_helpers.h"
+#include "test/csi/controller/rbd_cli.h"
 
 namespace nbdk::vmtest {
 namespace {
 
 constexpr int64_t kMiB = 1 << 20;
-
-// `rbd <args> --format json` as the test's cephx user, parsed; a null
-// document when the command fails.
-rapidjson::Document RbdJson(std::vector<std::string> args) {
-  std::vector<std::string> argv = {"rbd", "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--format", "json"});
-  rapidjson::Document doc;
-  auto out = RunCommand(argv);
-  EXPECT_TRUE(out.ok() && out->exit.code == 0) << argv[3] << " " << args.front();
-  if (out.ok() && out->exit.code == 0) doc.Parse(out->stdout_text.c_str());
-  return doc;
-}
-
-std::vector<std::string> RadosLs(const std::string& pool) {
-  auto out = RunCommand({"rados", "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile, "-p", pool,
-                         "ls"});
-  EXPECT_TRUE(out.ok() && out->exit.code == 0) << "rados -p " << pool << " ls";
-  std::vector<std::string> objects;
-  if (!out.ok()) return objects;
-  size_t start = 0;
-  for (size_t nl; (nl = out->stdout_text.find('\n', start)) != std::string::npos; start = nl + 1) {
-    objects.push_back(out->stdout_text.substr(start, nl - start));
-  }
-  return objects;
-}
 
 TEST_F(ControllerVmTest, StorageClassLayoutAndPvcNamesAreTheImages) {
   const char* data_pool = std::getenv("NBDK_CEPH_DATA_POOL");
@@ -122,7 +95,7 @@ TEST_F(ControllerVmTest, StorageClassParametersNotHonouredAreRefusedByName) {
       {"fooBar", "not a parameter nbdkeeper knows"},
       {"thickProvision", "not supported"},
       {"topologyConstrainedPools", "not supported"},
-      {"mkfsOptions", "not supported"},
+      {"cephLogDir", "not supported"},
   };
   for (const auto& [param, why] : refused) {
     csi::v1::CreateVolumeResponse resp;

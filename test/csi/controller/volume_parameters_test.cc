@@ -27,6 +27,7 @@ TEST(ParameterNames, EveryHonouredOneAndTheProvisionersFamilyPass) {
                    {"dataPool", "ec"}, {"imageFeatures", "layering"}, {"objectSize", "8388608"},
                    {"stripeUnit", "65536"}, {"stripeCount", "4"}, {"volumeNamePrefix", "k8s-"},
                    {"mounter", "rbd-nbd"}, {"mapOptions", "nbd:try-netlink"}, {"unmapOptions", "nbd:force"},
+                   {"mkfsOptions", "-m0"},
                    {"nbdkeeper.io/imageName", "img"}, {"thickProvision", "false"}, {"encrypted", "True"},
                    {"encryptionType", "block"}, {"encryptionKMSID", "kms-1"},
                    {"tryOtherMounters", "0"}, {"csi.storage.k8s.io/pvc/name", "data"},
@@ -46,6 +47,12 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
                 "not a parameter nbdkeeper knows");
   ExpectRefused(CheckParameterNames(Params({{"nbdkeeper.io/other", "x"}})), "nbdkeeper.io/other",
                 "not a parameter nbdkeeper knows");
+  // Volume context keys the Node reads are not StorageClass parameters.
+  for (const char* context_only : {"imageName", "staticVolume"}) {
+    ExpectRefused(CheckParameterNames(Params({{context_only, "x"}})), context_only, "not a parameter nbdkeeper knows");
+  }
+  // ceph-csi's QoS proposal's names, which it never read.
+  ExpectRefused(CheckParameterNames(Params({{"MaxReadIOPS", "1"}})), "MaxReadIOPS", "not a parameter nbdkeeper knows");
   // Any key reaches here: one that is not short printable ASCII is quoted.
   for (const std::string& odd : {std::string("a\nb"), std::string("\x1b[2J"), std::string(5000, 'k')}) {
     Status s = CheckParameterNames(Params({{odd.c_str(), "x"}}));
@@ -57,9 +64,8 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
 }
 
 TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
-  for (const char* name : {"topologyConstrainedPools", "mkfsOptions", "cephLogDir", "cephLogStrategy",
-                           "snapshotNamePrefix", "MaxReadIOPS", "MaxWriteIOPS", "MaxReadBytesPerSecond",
-                           "MaxWriteBytesPerSecond"}) {
+  for (const char* name : {"topologyConstrainedPools", "cephLogDir", "cephLogStrategy",
+                           "snapshotNamePrefix"}) {
     ExpectRefused(CheckParameterNames(Params({{name, "x"}})), name, "not supported");
   }
   for (const char* name : {"thickProvision", "tryOtherMounters"}) {
@@ -159,6 +165,8 @@ TEST(ImageLayout, ValuesLibrbdWouldRefuseAreRefusedByName) {
       {Params({{"stripeUnit", "65536"}, {"stripeCount", "0"}}), "stripeCount"},
       {Params({{"stripeUnit", "65536"}, {"stripeCount", "two"}}), "stripeCount"},
       {Params({{"imageFeatures", "layering,fast-diff"}}), "imageFeatures"},
+      {Params({{"imageFeatures", ""}}), "imageFeatures"},  // ceph-csi refuses it too
+      {Params({{"imageFeatures", "layering,striping"}}), "imageFeatures"},  // librbd's, not ceph-csi's
   };
   for (const auto& [params, name] : cases) {
     auto layout = ParseImageLayout(params);
