@@ -71,6 +71,14 @@ Status SetMount(const std::string& v, CtlCommand* c) {
   return Status::Ok();
 }
 
+Status SetEncrypt(const std::string& v, CtlCommand* c) {
+  if (v.empty() || v.front() != '/') {
+    return Status::InvalidArgument("--encrypt: " + QuoteField(v) + " is not an absolute path to a passphrase file");
+  }
+  c->map.passphrase_file = v;
+  return Status::Ok();
+}
+
 Status SetSize(const std::string& v, CtlCommand* c) {
   auto size = ParseSize(v);
   if (!size.ok()) return size.status().WithContext("--size");
@@ -109,6 +117,7 @@ const OptionRule kOptions[] = {
     {"--ro", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
     {"--read-only", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
     {"--size", "", true, kMapOnly, SetSize},
+    {"--encrypt", "", true, kMapOnly, SetEncrypt},
     {"--persist", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->persist = true; return Status::Ok(); }},
     {"--quiet", "-q", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kQuiet; return Status::Ok(); }},
     {"--json", "", false, kMapOnly | Bit(CtlAction::kList), [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kJson; return Status::Ok(); }},
@@ -301,12 +310,14 @@ Commands:
   map [POOL/[NAMESPACE/]]IMAGE [--cluster NAME] [--id USER] [--keyfile FILE]
       [--fs ext4|xfs | --block] [--mount PATH] [--mount-options OPTS]
       [-o|--options OPTS] [--exclusive] [--ro] [--size SIZE] [--persist]
-      [--quiet | --json]
+      [--encrypt PASSPHRASE_FILE] [--quiet | --json]
                      stage (and with --mount publish) the image (pool "rbd"
                      when none is named; not a snapshot yet); --size
                      creates it first; --persist brings it back after a
-                     reboot. Prints the device path alone unless on a
-                     terminal; --json: an object
+                     reboot; --encrypt: LUKS2 as ceph-csi's, the passphrase
+                     the file's bytes (mode 0600; with --size, or an image
+                     marked encryptionPrepared). Prints the device path
+                     alone unless on a terminal; --json: an object
   unmap IMAGE|PATH [--force]
                      unpublish and unstage (IMAGE, volume ID, device or
                      mount) and drop it from the volumes file; --force:

@@ -45,6 +45,10 @@ struct MapSpec {
   // --mount-options: the filesystem's, through the mount allow-list (csi/mount_flags.h).
   std::vector<std::string> mount_options;
   int64_t size_bytes = 0;  // > 0: create the image through the Controller
+  // --encrypt: the file (0600, never a command-line value) whose bytes are
+  // the LUKS passphrase, KMS default (README, "Encrypted volumes"); "": not
+  // encrypted.
+  std::string passphrase_file;
   // "pool/[ns/]image[@snap]".
   std::string Spec() const;
 };

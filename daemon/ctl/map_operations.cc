@@ -1,11 +1,14 @@
 #include "daemon/ctl/map_operations.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "daemon/ctl/cephx_key.h"
 #include "journal/volume_id.h"
 
@@ -32,12 +35,42 @@ void AddMapContext(const MapSpec& spec, std::map<std::string, std::string>* cont
   (*context)["mounter"] = "rbd-nbd";
   if (!spec.rados_namespace.empty()) (*context)["radosNamespace"] = spec.rados_namespace;
   if (!spec.map_options.empty()) (*context)["mapOptions"] = "nbd:" + spec.map_options;
+  if (!spec.passphrase_file.empty()) (*context)["encrypted"] = "true";
 }
 
-void SetSecrets(google::protobuf::Map<std::string, std::string>* secrets, const std::string& user,
-                const std::string& key) {
-  (*secrets)["userID"] = user;
+// The LUKS passphrase of an encrypted map: every byte of a regular file
+// that only its owner may read (it is a secret, as a keyring is).
+Result<std::string> ReadPassphraseFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return Status::FromErrno(errno, "--encrypt: open " + path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "--encrypt: stat " + path);
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("--encrypt: " + path + " is not a regular file");
+  if ((st.st_mode & 077) != 0) {
+    return Status::InvalidArgument("--encrypt: " + path + " may be read by others than its owner (chmod 600 it)");
+  }
+  constexpr off_t kMaxBytes = 1024;
+  if (st.st_size == 0 || st.st_size > kMaxBytes) {
+    return Status::InvalidArgument("--encrypt: " + path + " holds " + std::to_string(st.st_size) +
+                                   " bytes; a passphrase has 1 to 1024");
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  ssize_t n = ::pread(fd.get(), bytes.data(), bytes.size(), 0);
+  if (n != static_cast<ssize_t>(bytes.size())) return Status::IoError("--encrypt: short read of " + path);
+  return bytes;
+}
+
+// The cephx user and, for an encrypted map, the passphrase (KMS default:
+// the secret is the LUKS passphrase itself).
+Status SetSecrets(google::protobuf::Map<std::string, std::string>* secrets, const MapSpec& spec,
+                  const std::string& key) {
+  (*secrets)["userID"] = spec.user_id;
   (*secrets)["userKey"] = key;
+  if (spec.passphrase_file.empty()) return Status::Ok();
+  auto passphrase = ReadPassphraseFile(spec.passphrase_file);
+  if (!passphrase.ok()) return passphrase.status();
+  (*secrets)["encryptionPassphrase"] = std::move(*passphrase);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -65,7 +98,8 @@ Result<MappedVolume> MapOperations::Map(const MapSpec& spec, const ChosenCluster
     params["pool"] = spec.pool;
     params["nbdkeeper.io/imageName"] = spec.image;
     if (!spec.rados_namespace.empty()) params["radosNamespace"] = spec.rados_namespace;
-    SetSecrets(req.mutable_secrets(), spec.user_id, *key);
+    if (!spec.passphrase_file.empty()) params["encrypted"] = "true";
+    if (Status s = SetSecrets(req.mutable_secrets(), spec, *key); !s.ok()) return Failed({kExitUsage, s.message()});
     grpc::ClientContext ctx;
     csi::v1::CreateVolumeResponse resp;
     grpc::Status s = client_.controller().CreateVolume(&ctx, req, &resp);
@@ -107,7 +141,7 @@ Status MapOperations::StageAndPublish(const MapSpec& spec, const std::string& vo
   stage.set_volume_id(volume_id);
   stage.set_staging_target_path(staging);
   *stage.mutable_volume_capability() = CapabilityFor(spec);
-  SetSecrets(stage.mutable_secrets(), spec.user_id, key);
+  if (Status s = SetSecrets(stage.mutable_secrets(), spec, key); !s.ok()) return Failed({kExitUsage, s.message()});
   stage.mutable_volume_context()->insert(context.begin(), context.end());
   grpc::ClientContext stage_ctx;
   csi::v1::NodeStageVolumeResponse staged;
@@ -172,7 +206,8 @@ Result<int64_t> MapOperations::Expand(const VolumeRow& volume, int64_t size_byte
     csi::v1::ControllerExpandVolumeRequest req;
     req.set_volume_id(volume.volume_id);
     req.mutable_capacity_range()->set_required_bytes(size_bytes);
-    SetSecrets(req.mutable_secrets(), credentials.user_id, *key);
+    (*req.mutable_secrets())["userID"] = credentials.user_id;
+    (*req.mutable_secrets())["userKey"] = *key;
     grpc::ClientContext ctx;
     csi::v1::ControllerExpandVolumeResponse resp;
     grpc::Status s = client_.controller().ControllerExpandVolume(&ctx, req, &resp);

@@ -57,6 +57,7 @@ Status ReadEntry(const rapidjson::Value& v, const std::string& where, PersistedV
   NBDK_RETURN_IF_ERROR(str("volume_id", &out->volume_id, false));
   NBDK_RETURN_IF_ERROR(str("options", &s.map_options, false));
   NBDK_RETURN_IF_ERROR(strings("mount_options", &s.mount_options));
+  NBDK_RETURN_IF_ERROR(str("encrypt", &s.passphrase_file, false));
   NBDK_RETURN_IF_ERROR(flag("block", &s.block));
   NBDK_RETURN_IF_ERROR(flag("ro", &s.read_only));
   // A hand-written entry names an existing image: its volume ID is what
@@ -113,6 +114,7 @@ Status SavePersisted(const std::string& path, const std::vector<PersistedVolume>
     WriteJsonMember(w, "mount", v.spec.mount);
     WriteJsonMember(w, "mount_options", v.spec.mount_options);
     WriteJsonMember(w, "options", v.spec.map_options);
+    if (!v.spec.passphrase_file.empty()) WriteJsonMember(w, "encrypt", v.spec.passphrase_file);
     w.Key("ro");
     w.Bool(v.spec.read_only);
     WriteJsonMember(w, "volume_id", v.volume_id);

@@ -62,6 +62,7 @@ Result<DaemonStatus> ParseDaemonStatus(std::string_view json) {
     row.cgroup_mode = Str(v, "cgroup_mode");
     row.scope = Str(v, "scope");
     row.link = Str(v, "link");
+    row.luks_mapper = Str(v, "luks_mapper");
     if (auto it = v.FindMember("pid"); it != v.MemberEnd() && it->value.IsInt()) row.pid = it->value.GetInt();
     if (auto it = v.FindMember("restarts"); it != v.MemberEnd() && it->value.IsUint()) row.restarts = it->value.GetUint();
     if (auto it = v.FindMember("seconds_in_state"); it != v.MemberEnd() && it->value.IsNumber()) {
@@ -98,7 +99,9 @@ std::string RenderTable(const DaemonStatus& status, bool colour) {
       {"VOLUME", "IMAGE", "DEVICE", "STATE", "PID", "RESTARTS", "LAST HEAL", "MOUNT POINT"}};
   for (const VolumeRow& v : status.volumes) {
     std::string heal = v.restarts > 0 && v.state == "Connected" ? Ago(v.seconds_in_state) : "-";
-    rows.push_back({v.volume_id, v.image, v.device.empty() ? "-" : v.device, v.state,
+    std::string device = v.device.empty() ? "-" : v.device;
+    if (!v.luks_mapper.empty()) device += " (" + v.luks_mapper + ")";
+    rows.push_back({v.volume_id, v.image, device, v.state,
                     v.pid > 0 ? std::to_string(v.pid) : "-", std::to_string(v.restarts), heal,
                     v.MountPoint().empty() ? "-" : v.MountPoint()});
   }
@@ -141,6 +144,7 @@ std::string RenderJson(const DaemonStatus& status) {
     WriteJsonMember(w, "volume", v.volume_id);
     WriteJsonMember(w, "spec", v.image);
     WriteJsonMember(w, "link", v.link);
+    if (!v.luks_mapper.empty()) WriteJsonMember(w, "luks_mapper", v.luks_mapper);
     WriteJsonMember(w, "access", v.access);
     WriteJsonMember(w, "state", v.state);
     w.Key("pid");

@@ -183,6 +183,35 @@ TEST(VolumeTableTest, JsonCarriesRbdDeviceListsKeys) {
   EXPECT_STREQ(v["state"].GetString(), "Connected");
 }
 
+// --encrypt names a passphrase file, never the passphrase; the volumes file
+// keeps the path, and the table and JSON show the open mapper.
+TEST(EncryptedMapTest, ThePassphraseIsAFileAndTheMapperIsShown) {
+  auto map = Parse({"map", "rbd/vault", "--size", "1G", "--encrypt", "/etc/nbdkeeper/vault.pass"});
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->map.passphrase_file, "/etc/nbdkeeper/vault.pass");
+  EXPECT_EQ(Parse({"map", "rbd/vault", "--encrypt", "hunter2"}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(Parse({"map", "rbd/vault", "--encrypt"}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(Parse({"unmap", "rbd/vault", "--encrypt", "/x"}).status().code(), Code::kInvalidArgument);
+
+  TempDir d;
+  std::string path = d.Write("volumes.json", R"({"volumes": [{"image": "rbd/vault", "encrypt": "/etc/v.pass"}]})");
+  auto v = LoadPersisted(path);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)[0].spec.passphrase_file, "/etc/v.pass");
+  ASSERT_TRUE(SavePersisted(path, *v).ok());
+  EXPECT_EQ((*LoadPersisted(path))[0].spec.passphrase_file, "/etc/v.pass");
+
+  auto status = ParseDaemonStatus(R"({"version":"0.1.0","ready":true,"volumes":[
+    {"volume_id":"vault","image":"rbd/vault","access":"ext4","state":"Connected","device":"/dev/nbd2","pid":7,
+     "luks_mapper":"luks-rbd-vault","staging_path":"/s/vault","targets":[]}]})");
+  ASSERT_TRUE(status.ok());
+  EXPECT_NE(RenderTable(*status, false).find("/dev/nbd2 (luks-rbd-vault)"), std::string::npos)
+      << RenderTable(*status, false);
+  rapidjson::Document doc;
+  doc.Parse(RenderJson(*status).c_str());
+  EXPECT_STREQ(doc[0]["luks_mapper"].GetString(), "luks-rbd-vault");
+}
+
 TEST(ForeignMappingsTest, KrbdAndUnsupervisedRbdNbdAreFound) {
   TempDir d;
   HostRoots roots{d.path() + "/sys", d.path() + "/proc"};
