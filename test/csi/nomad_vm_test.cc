@@ -247,7 +247,7 @@ TEST_F(NomadClientVmTest, AClientRestartFindsItsVolumesKeptAliveByThePluginAlone
                                                    "NodePublishVolume"}));
   const std::string db_target = first.Target(db, kAlloc), raw_target = first.Target(raw, kAlloc);
   EXPECT_TRUE(IsMountPoint(db_target));
-  EXPECT_TRUE(fs::is_regular_file(raw_target)) << "a block target is the device node's bind mount";
+  EXPECT_TRUE(fs::is_block_file(raw_target)) << "a block target is the device node's bind mount";
   EXPECT_FALSE(IsMountPoint(first.Staging(db))) << "the plugin mounts beneath Nomad's staging path, not on it";
   ASSERT_TRUE(WriteSynced(db_target + "/before.txt", "written in the first client run\n"));
   ASSERT_TRUE(WriteBlock(raw_target, 8192, 'n'));
