@@ -190,7 +190,12 @@ void CloseVolumeLuks(NodeContext& node, const std::string& volume_id, std::vecto
   if (!name.ok()) return done(Status::Ok());  // no mapper can have that name
   NodeContext* n = &node;
   node.host.LuksBacking(*name, [n, mapper = *name, volume_id, devices, done](Result<std::string> backing) {
-    if (!backing.ok()) return done(backing.status().code() == Code::kNotFound ? Status::Ok() : backing.status());
+    // Without device-mapper (not loaded, or not allowed to this daemon) no
+    // mapper of this daemon's can be open either.
+    Code code = backing.status().code();
+    if (!backing.ok()) {
+      return done(code == Code::kNotFound || code == Code::kUnavailable ? Status::Ok() : backing.status());
+    }
     if (std::find(devices.begin(), devices.end(), *backing) == devices.end()) {
       return done(Status::FailedPrecondition("mapper " + mapper + " is open on " + *backing +
                                              ", not on a device of volume " + volume_id + ": not closing it"));

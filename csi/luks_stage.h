@@ -56,8 +56,10 @@ void OpenStagedLuks(NodeContext& node, const StageRequest& request, const Resolv
 
 // Closes the volume's mapper (luks-rbd-<volume ID>) when it is open on one
 // of `devices` (the volume's nbd devices: the record's, or those carrying
-// its cookie); OK when it is not open. FailedPrecondition when it is open
-// on another device (not this daemon's to close) or still in use.
+// its cookie); OK when it is not open, or when device-mapper is not there
+// at all (an unencrypted volume's host needs none). FailedPrecondition
+// when it is open on another device (not this daemon's to close) or still
+// in use.
 void CloseVolumeLuks(NodeContext& node, const std::string& volume_id, std::vector<std::string> devices,
                      StatusCallback done);
 

@@ -71,6 +71,9 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
         self->ForgetVolume();
       });
     }
+    // Only an encrypted volume, or a stage cut short that may have opened
+    // one, can have a mapper.
+    if (record_.luks_mapper.empty() && record_.state != VolumeState::kStaging) return Unmap();
     auto self = shared_from_this();
     CloseVolumeLuks(node_, record_.volume_id, {record_.nbd_device}, [self](Status s) {
       if (!s.ok()) return self->done_(s);
