@@ -3,6 +3,7 @@
 // a retry finishes the unstage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -85,6 +86,57 @@ TEST_F(VolumeUnstageTest, PublishedVolumeIsLeftAlone) {
   ASSERT_TRUE(Run([&](auto done) { UnpublishVolume(*node_, u, Lock(), done); }).ok());
   ExpectUnstaged();
   ExpectNothingLeft();
+}
+
+// A plain volume's unstage never asks device-mapper (a host or unit without
+// it must still unstage).
+TEST_F(VolumeUnstageTest, APlainVolumeNeverAsksDeviceMapper) {
+  ASSERT_TRUE(Stage(Request()).ok());
+  ExpectUnstaged();
+  EXPECT_EQ(std::count(host_.calls.begin(), host_.calls.end(), "LuksBacking"), 0);
+}
+
+class EncryptedUnstageTest : public NodeTest {
+ protected:
+  // A staged volume whose record names its open mapper, as an encrypted
+  // stage leaves it (the LUKS step itself needs a cluster: controller_vm).
+  void StageEncrypted(const std::string& mapper_device = "") {
+    ASSERT_TRUE(Stage(Request()).ok());
+    VolumeRecord r = *Record();
+    r.luks_mapper = std::string("luks-rbd-") + kVolume;
+    ASSERT_TRUE(Run([&](auto done) { volumes_->Put(r, done); }).ok());
+    host_.open_mappers[r.luks_mapper] = mapper_device.empty() ? r.nbd_device : mapper_device;
+  }
+};
+
+TEST_F(EncryptedUnstageTest, TheMapperIsClosedBeforeTheDeviceIsUnmapped) {
+  StageEncrypted();
+  ExpectUnstaged();
+  EXPECT_TRUE(host_.open_mappers.empty());
+  auto close = std::find(host_.calls.begin(), host_.calls.end(), "CloseLuks");
+  auto check = std::find(host_.calls.begin(), host_.calls.end(), "CheckDeviceUnused");
+  ASSERT_NE(close, host_.calls.end());
+  EXPECT_LT(close, check) << "the mapper holds the device: closed first";
+}
+
+TEST_F(EncryptedUnstageTest, AFailedCloseKeepsTheRecordAndTheMapping) {
+  StageEncrypted();
+  FailHostStep("CloseLuks");
+  EXPECT_FALSE(Unstage().ok());
+  ASSERT_NE(Record(), nullptr);
+  EXPECT_EQ(sup().Snapshots().size(), 1u);
+  ClearFaults();
+  ExpectUnstaged();
+  EXPECT_TRUE(host_.open_mappers.empty());
+}
+
+TEST_F(EncryptedUnstageTest, AMapperOnAnotherDeviceIsNotThisVolumesToClose) {
+  StageEncrypted("/dev/nbd9");
+  Status s = Unstage();
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("/dev/nbd9"), std::string::npos) << s.message();
+  EXPECT_EQ(host_.open_mappers.size(), 1u);
+  EXPECT_NE(Record(), nullptr);
 }
 
 }  // namespace
