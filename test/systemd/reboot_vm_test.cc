@@ -92,7 +92,9 @@ TEST_F(BeforeReboot, TheQuickStartNeedsOnlyCephConfAndAKeyring) {
 
   Result<std::string> block = MarkdownBlockAfter(NBDK_SOURCE_DIR "/README.md", kBareMetalMarker);
   ASSERT_TRUE(block.ok()) << block.status().ToString();
-  std::ofstream("/root/bare-metal.sh") << *block;
+  // As in a login shell on Debian, where the README installs the binaries
+  // (the VM's agent runs with the system directories only).
+  std::ofstream("/root/bare-metal.sh") << "export PATH=/usr/local/sbin:/usr/local/bin:$PATH\n" << *block;
   auto ran = vmtest::RunCommand({"bash", "-euo", "pipefail", "/root/bare-metal.sh"}, /*merge_stderr=*/true);
   ASSERT_TRUE(ran.ok()) << ran.status().ToString();
   std::printf("[ quick start ]\n%s", ran->stdout_text.c_str());
