@@ -116,6 +116,28 @@ Result<CephConf> LoadCephConf(const std::string& path) {
   return ParseCephConf(text.str(), path);
 }
 
+namespace {
+
+// "[v2:a:3300/0,v1:a:6789/0]" -> "a:6789/0"; anything else as it is.
+std::string OneAddress(std::string token) {
+  if (token.size() < 2 || token.front() != '[' || token.back() != ']') return token;
+  std::string_view inside(token);
+  inside = inside.substr(1, inside.size() - 2);
+  std::string first;
+  size_t start = 0;
+  while (start <= inside.size()) {
+    size_t end = inside.find(',', start);
+    if (end == std::string_view::npos) end = inside.size();
+    std::string_view addr = inside.substr(start, end - start);
+    if (addr.starts_with("v1:")) return std::string(addr.substr(3));
+    if (first.empty()) first = addr;
+    start = end + 1;
+  }
+  return first.empty() ? token : first;
+}
+
+}  // namespace
+
 std::vector<std::string> SplitMonHost(std::string_view mon_host) {
   std::vector<std::string> out;
   std::string token;
@@ -124,13 +146,13 @@ std::vector<std::string> SplitMonHost(std::string_view mon_host) {
     if (c == '[') ++depth;
     if (c == ']' && depth > 0) --depth;
     if (depth == 0 && (c == ',' || c == ';' || kSpace.find(c) != std::string_view::npos)) {
-      if (!token.empty()) out.push_back(std::move(token));
+      if (!token.empty()) out.push_back(OneAddress(std::move(token)));
       token.clear();
       continue;
     }
     token += c;
   }
-  if (!token.empty()) out.push_back(std::move(token));
+  if (!token.empty()) out.push_back(OneAddress(std::move(token)));
   return out;
 }
 

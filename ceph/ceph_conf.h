@@ -44,8 +44,12 @@ Result<CephConf> ParseCephConf(std::string_view text, const std::string& where);
 // Reads and parses `path`. BLOCKING. NotFound when the file is missing.
 Result<CephConf> LoadCephConf(const std::string& path);
 
-// mon_host's monitors: split at ',', ';' and whitespace outside "[...]"
-// (an address vector "[v2:a:3300,v1:a:6789]" stays one).
+// mon_host's monitors: split at ',', ';' and whitespace outside "[...]".
+// An address vector (cephadm writes "[v2:a:3300/0,v1:a:6789/0]") becomes
+// one address without a comma, as a monitor list passed on (rbd-nbd's
+// --mon_host, librados) must be: its v1 address ("a:6789/0", which Ceph
+// reads as msgr1, as every monitor still listens there by default), else
+// its first ("v2:a:3300/0").
 std::vector<std::string> SplitMonHost(std::string_view mon_host);
 
 // Where librados looks for client.<user_id>'s key when nothing else names it

@@ -24,8 +24,11 @@ TEST(CephConfTest, ReadsWhatCephReads) {
   ASSERT_TRUE(conf.ok()) << conf.status().ToString();
   EXPECT_EQ(conf->Get("fsid", "admin"), "0f5e1f6a-8d1e-11ee-9c1b-525400a1b2c3");
   EXPECT_EQ(SplitMonHost(conf->Get("mon_host", "admin")),
-            (std::vector<std::string>{"[v2:10.0.0.1:3300/0,v1:10.0.0.1:6789/0]",
-                                      "[v2:10.0.0.2:3300/0,v1:10.0.0.2:6789/0]"}));
+            (std::vector<std::string>{"10.0.0.1:6789/0", "10.0.0.2:6789/0"}))
+      << "an address vector is its v1 address: no comma in a monitor";
+  EXPECT_EQ(SplitMonHost("[v2:10.0.0.3:3300/0] [v2:10.0.0.4:3300,v1:10.0.0.4:6789],10.0.0.5"),
+            (std::vector<std::string>{"v2:10.0.0.3:3300/0", "10.0.0.4:6789", "10.0.0.5"}));
+  EXPECT_EQ(SplitMonHost("[]"), (std::vector<std::string>{"[]"})) << "nothing to pick: left for the rules to refuse";
   EXPECT_EQ(SplitMonHost(conf->Get("mon host", "ops")), (std::vector<std::string>{"10.0.0.9", "10.0.0.8"}))
       << "[client.ops] before [client] before [global]; ' ', '-' and '_' are one; a trailing backslash "
          "continues the line";
