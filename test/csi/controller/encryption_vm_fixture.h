@@ -68,15 +68,6 @@ class EncryptionVmTest : public ControllerVmTest {
     return controller_->CreateSnapshot(&ctx, req, resp);
   }
 
-  grpc::Status DeleteSnapshot(const std::string& id) {
-    csi::v1::DeleteSnapshotRequest req;
-    req.set_snapshot_id(id);
-    Secrets(&req);
-    grpc::ClientContext ctx;
-    csi::v1::DeleteSnapshotResponse resp;
-    return controller_->DeleteSnapshot(&ctx, req, &resp);
-  }
-
   static std::string ImageOf(const std::string& id, const char* prefix = "csi-vol-") {
     return prefix + DecodeVolumeId(id)->object_uuid;
   }
