@@ -1,6 +1,7 @@
 #include "supervisor/rbd_nbd_options.h"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 
 #include "base/quote_field.h"
@@ -13,7 +14,7 @@ enum class ValueRule {
   kZero,       // only 0: a timeout that nbdkeeper keeps off
   kUnsigned,   // 1 to 12 decimal digits
   kChoice,     // one of `choices`
-  kCrushPath,  // "host=a|rack=b": [A-Za-z0-9_.:=|-]
+  kCrushPath,  // "host=a|rack=b": CanonicalCrushLocation
 };
 
 struct AllowedOption {
@@ -74,7 +75,39 @@ bool AllDigits(std::string_view v, size_t max) {
          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value, std::string_view value) {
+// A CRUSH name as Ceph takes it: [A-Za-z0-9_.-]+, not an option.
+bool IsCrushName(std::string_view s) {
+  return !s.empty() && s.front() != '-' && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+// "host=a|rack=b" (or krbd's "host:a|rack:b", or ';' between pairs) ->
+// "host=a;rack=b", the crush_location Ceph's config parser reads (it splits
+// pairs at ';', ',' and blanks only: a '|' would make one bad pair, and
+// librbd would keep no location). nullopt when a pair is not type=name.
+std::optional<std::string> CanonicalCrushLocation(std::string_view value) {
+  std::string out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find_first_of("|;", start);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view pair = value.substr(start, end - start);
+    start = end + 1;
+    size_t sep = pair.find_first_of("=:");
+    if (sep == std::string_view::npos || !IsCrushName(pair.substr(0, sep)) || !IsCrushName(pair.substr(sep + 1))) {
+      return std::nullopt;
+    }
+    out += (out.empty() ? "" : ";") + std::string(pair.substr(0, sep)) + "=" + std::string(pair.substr(sep + 1));
+  }
+  return out;
+}
+
+// Checks `value` by the option's rule; `canonical` is what goes on the
+// command line (the value itself, but for a CRUSH location).
+Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value, std::string_view value,
+                  std::string* canonical) {
+  *canonical = value;
   std::string shown = "map option " + QuoteField(name);
   if (o.rule == ValueRule::kNone) {
     return has_value ? Status::InvalidArgument(shown + ": takes no value") : Status::Ok();
@@ -95,15 +128,15 @@ Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value,
       if (o.choices.find("|" + std::string(value) + "|") != std::string_view::npos) return Status::Ok();
       return Status::InvalidArgument(shown + ": " + QuoteField(value) + " is not one of " + std::string(o.choices));
     }
-    case ValueRule::kCrushPath:
-      if (value.front() != '-' && std::all_of(value.begin(), value.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '=' ||
-                   c == '|' || c == '-';
-          })) {
-        return Status::Ok();
+    case ValueRule::kCrushPath: {
+      auto location = CanonicalCrushLocation(value);
+      if (!location) {
+        return Status::InvalidArgument(shown + ": " + QuoteField(value) +
+                                       " is not a CRUSH location (type=name|type=name, or krbd's type:name)");
       }
-      return Status::InvalidArgument(shown + ": " + QuoteField(value) +
-                                     " is not a CRUSH location (type=name|type=name)");
+      *canonical = *location;
+      return Status::Ok();
+    }
     case ValueRule::kNone: break;
   }
   return Status::Ok();
@@ -128,8 +161,9 @@ Result<std::string> CanonicalToken(std::string_view option) {
   }
   bool has_value = eq != std::string_view::npos;
   std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();
-  NBDK_RETURN_IF_ERROR(CheckValue(*it, name, has_value, value));
-  return "--" + std::string(it->spelling) + (has_value ? "=" + std::string(value) : "");
+  std::string canonical;
+  NBDK_RETURN_IF_ERROR(CheckValue(*it, name, has_value, value, &canonical));
+  return "--" + std::string(it->spelling) + (has_value ? "=" + canonical : "");
 }
 
 }  // namespace

@@ -12,8 +12,22 @@ TEST(RbdNbdOptionsTest, AllowedOptionsBecomeOneCanonicalTokenEach) {
             (Args{"--try-netlink", "--exclusive", "--notrace"}));
   EXPECT_EQ(*ParseRbdNbdOptions("io_timeout=0,timeout=00"), (Args{"--io-timeout=0", "--timeout=00"}));
   EXPECT_EQ(*ParseRbdNbdOptions("rbd-read-from-replica-policy=localize,crush_location=host=a|rack=b"),
-            (Args{"--rbd_read_from_replica_policy=localize", "--crush_location=host=a|rack=b"}));
+            (Args{"--rbd_read_from_replica_policy=localize", "--crush_location=host=a;rack=b"}));
   EXPECT_EQ(*ParseRbdNbdOptions(""), Args{});
+}
+
+// Ceph's config parser splits a crush_location into pairs at ';', ',' and
+// blanks only: "host=a|rack=b" would be one bad pair and librbd would read
+// from no location. Every spelling becomes the one Ceph reads.
+TEST(RbdNbdOptionsTest, ACrushLocationBecomesCephsPairs) {
+  EXPECT_EQ(*ParseRbdNbdOptions("crush_location=host:a|zone:z-1.b"), (Args{"--crush_location=host=a;zone=z-1.b"}));
+  EXPECT_EQ(*ParseRbdNbdOptions("crush-location=host=a"), (Args{"--crush_location=host=a"}));
+  EXPECT_TRUE(ValidateRbdNbdOptions({"--crush_location=host=a;rack=b"}).ok());
+  for (const char* bad : {"crush_location=host", "crush_location=host=a|", "crush_location=|host=a",
+                          "crush_location=host=a|rack", "crush_location=host=-a", "crush_location==a",
+                          "crush_location=host=a=b", "crush_location=host=a,b"}) {
+    EXPECT_FALSE(ParseRbdNbdOptions(bad).ok()) << bad;
+  }
 }
 
 // Ceph reads '-' and '_' alike: every spelling of a refused option is refused.
