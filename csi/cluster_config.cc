@@ -2,7 +2,6 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -15,35 +14,23 @@
 
 #include "base/quote_field.h"
 #include "ceph/ceph_conf.h"
+#include "csi/go_json.h"
+#include "csi/topology.h"
 
 namespace nbdk {
 namespace {
-
-// Go's encoding/json matches a key exactly first, then case-insensitively;
-// null is treated like an absent key.
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  const rapidjson::Value* folded = nullptr;
-  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
-    const char* key = it->name.GetString();
-    if (std::string_view(key, it->name.GetStringLength()) == name) {
-      return it->value.IsNull() ? nullptr : &it->value;
-    }
-    if (folded == nullptr && ::strcasecmp(key, name) == 0 && !it->value.IsNull()) folded = &it->value;
-  }
-  return folded;
-}
 
 Result<ClusterEntry> ParseEntry(const rapidjson::Value& v) {
   if (!v.IsObject()) return Status::InvalidArgument("expected an object");
   ClusterEntry entry;
 
-  const rapidjson::Value* id = Member(v, "clusterID");
+  const rapidjson::Value* id = GoField(v, "clusterID");
   if (id == nullptr) return Status::InvalidArgument("clusterID: missing");
   if (!id->IsString()) return Status::InvalidArgument("clusterID: expected a string");
   if (id->GetStringLength() == 0) return Status::InvalidArgument("clusterID: must not be empty");
   entry.cluster_id.assign(id->GetString(), id->GetStringLength());
 
-  const rapidjson::Value* mons = Member(v, "monitors");
+  const rapidjson::Value* mons = GoField(v, "monitors");
   if (mons == nullptr) return Status::InvalidArgument("monitors: missing");
   if (!mons->IsArray()) return Status::InvalidArgument("monitors: expected an array of strings");
   if (mons->Empty()) return Status::InvalidArgument("monitors: must not be empty");
@@ -55,11 +42,30 @@ Result<ClusterEntry> ParseEntry(const rapidjson::Value& v) {
     entry.monitors.emplace_back(m.GetString(), m.GetStringLength());
   }
 
-  if (const rapidjson::Value* rbd = Member(v, "rbd")) {
+  if (const rapidjson::Value* rbd = GoField(v, "rbd")) {
     if (!rbd->IsObject()) return Status::InvalidArgument("rbd: expected an object");
-    if (const rapidjson::Value* ns = Member(*rbd, "radosNamespace")) {
+    if (const rapidjson::Value* ns = GoField(*rbd, "radosNamespace")) {
       if (!ns->IsString()) return Status::InvalidArgument("rbd.radosNamespace: expected a string");
       entry.rados_namespace.assign(ns->GetString(), ns->GetStringLength());
+    }
+  }
+
+  if (const rapidjson::Value* affinity = GoField(v, "readAffinity")) {
+    if (!affinity->IsObject()) return Status::InvalidArgument("readAffinity: expected an object");
+    if (const rapidjson::Value* enabled = GoField(*affinity, "enabled")) {
+      if (!enabled->IsBool()) return Status::InvalidArgument("readAffinity.enabled: expected true or false");
+      entry.read_affinity = enabled->GetBool();
+    }
+    if (const rapidjson::Value* labels = GoField(*affinity, "crushLocationLabels")) {
+      if (!labels->IsArray()) return Status::InvalidArgument("readAffinity.crushLocationLabels: expected an array");
+      for (rapidjson::SizeType i = 0; i < labels->Size(); ++i) {
+        const rapidjson::Value& l = (*labels)[i];
+        std::string field = "readAffinity.crushLocationLabels[" + std::to_string(i) + "]";
+        if (!l.IsString()) return Status::InvalidArgument(field + ": expected a string");
+        std::string key(l.GetString(), l.GetStringLength());
+        NBDK_RETURN_IF_ERROR(CheckLabelKey(key, field));
+        entry.crush_location_labels.push_back(std::move(key));
+      }
     }
   }
   return entry;

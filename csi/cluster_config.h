@@ -2,12 +2,13 @@
 // JSON array with one entry per Ceph cluster:
 //
 //   [{"clusterID": "rook-ceph", "monitors": ["10.0.0.1:6789"],
-//     "rbd": {"radosNamespace": "", "mirrorDaemonCount": 1}}]
+//     "rbd": {"radosNamespace": "", "mirrorDaemonCount": 1},
+//     "readAffinity": {"enabled": true,
+//                      "crushLocationLabels": ["topology.kubernetes.io/zone"]}}]
 //
-// Only what the RBD node needs is kept: cluster ID, monitors and the RBD
-// RADOS namespace. Keys are read as ceph-csi's Go decoder reads them: an
-// exact name first, else a case-insensitive match; a null value counts as
-// absent. Keys nbdkeeper does not use (cephFS, nfs, readAffinity,
+// Only what the RBD node needs is kept: cluster ID, monitors, the RBD
+// RADOS namespace and read affinity. Keys are read as ceph-csi's Go decoder
+// reads them (csi/go_json.h). Keys nbdkeeper does not use (cephFS, nfs,
 // rbd.mirrorDaemonCount, ...) and unknown keys, in an entry or in "rbd", are
 // accepted and ignored whatever their value, because ceph-csi adds keys over
 // time and one shared file serves every version of every ceph-csi driver.
@@ -25,6 +26,11 @@ struct ClusterEntry {
   std::string cluster_id;
   std::vector<std::string> monitors;  // as written: "10.0.0.1:6789", "[v2:...]", ...
   std::string rados_namespace;        // rbd.radosNamespace; "" is the default namespace
+  // readAffinity: reads go to the OSD nearest the node (csi/topology.h),
+  // located by these node labels, or by the daemon's
+  // --crush-location-labels when the entry names none.
+  bool read_affinity = false;
+  std::vector<std::string> crush_location_labels;
   // A cluster from a ceph.conf (LoadClusters): its name (NAME of
   // NAME.conf, as `rbd --cluster` means it) and the file, which librados
   // and rbd-nbd then read. Both "" for a config.json entry.
@@ -63,7 +69,9 @@ class ClusterConfig {
 // level that is not an array, an entry that is not an object, a missing or
 // empty clusterID, missing or empty monitors (or a monitor that is not a
 // non-empty string), an "rbd" that is not an object, an rbd.radosNamespace
-// that is not a string, and a cluster ID that appears twice.
+// that is not a string, a "readAffinity" that is not an object, its
+// "enabled" not a boolean or its "crushLocationLabels" not an array of
+// label keys, and a cluster ID that appears twice.
 Result<ClusterConfig> ParseClusterConfig(std::string_view json);
 
 // Reads and parses `path` (Config::ceph_csi_config). Blocking: call in

@@ -64,6 +64,11 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
         r->request.rados_namespace.empty() ? entry->rados_namespace : r->request.rados_namespace;
     image.pool = r->request.pool;
     image.image = r->request.image_name;
+    if (entry->read_affinity) {
+      const auto& labels =
+          entry->crush_location_labels.empty() ? r->options.crush_location_labels : entry->crush_location_labels;
+      r->out.read_affinity = ReadAffinityMapOptions(CrushLocation(labels, r->options.node_labels));
+    }
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }

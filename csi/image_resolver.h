@@ -12,8 +12,10 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "csi/node_request.h"
+#include "csi/topology.h"
 #include "base/event_loop.h"
 #include "ceph/image_spec.h"
 #include "ceph/rados_clients.h"
@@ -23,6 +25,9 @@ namespace nbdk {
 struct ResolvedImage {
   std::string cluster_id;
   ImageSpec image;  // with monitors, user and keyfile filled in
+  // rbd-nbd options that localize its reads (csi/topology.h), when the
+  // cluster's entry enables readAffinity and the node has a location.
+  std::vector<std::string> read_affinity;
 };
 
 struct ResolveOptions {
@@ -30,6 +35,10 @@ struct ResolveOptions {
   std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
   std::string ceph_dir = "/etc/ceph";  // the ceph.conf files without cluster_config_path (LoadClusters)
   int rados_timeout_s = 10;
+  // Read affinity: the node's labels, and the labels that locate it where
+  // the cluster's entry names none.
+  NodeLabels node_labels;
+  std::vector<std::string> crush_location_labels;
 };
 
 void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& options, const StageRequest& request,

@@ -1,3 +1,8 @@
+# nbdk_topology: a node's labels, topology segments and CRUSH location;
+# pure, and apart so that the daemon's config parser (fuzzed) has it alone.
+add_library(nbdk_topology STATIC ${CMAKE_CURRENT_LIST_DIR}/topology.cc)
+target_link_libraries(nbdk_topology PUBLIC nbdk_core)
+
 # nbdk_csi_node: the pure building blocks of the CSI Node service -
 # ceph-csi's config.json, the image-meta stash and request validation.
 add_library(nbdk_csi_node STATIC
@@ -13,5 +18,5 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
 )
 target_include_directories(nbdk_csi_node PRIVATE ${RAPIDJSON_INCLUDE})
-target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_ceph_names nbdk_csi_messages nbdk_supervisor nbdk_volume_id
+target_link_libraries(nbdk_csi_node PUBLIC nbdk_core nbdk_topology nbdk_ceph_names nbdk_csi_messages nbdk_supervisor nbdk_volume_id
   nbdk_volume_key)

@@ -8,6 +8,7 @@
 #include "csi/image_resolver.h"
 #include "csi/node_env.h"
 #include "csi/staged_volumes.h"
+#include "csi/topology.h"
 #include "base/event_loop.h"
 #include "encryption/kms_config.h"
 #include "encryption/luks_volume.h"
@@ -29,6 +30,7 @@ struct NodeOptions {
   std::string kms_config_path = std::string(kKmsConfigPath);
   std::string boot_id;
   int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported
+  TopologySegments topology;  // NodeGetInfo's accessible_topology; empty: none
 };
 
 struct NodeContext {

@@ -9,6 +9,7 @@
 #include "csi/mount_flags.h"
 #include "csi/stage_leftovers.h"
 #include "csi/stage_rules.h"
+#include "csi/topology.h"
 #include "base/log.h"
 #include "base/quote_field.h"
 
@@ -93,6 +94,10 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     });
   }
 
+  // The volume's rbd-nbd options and the node's read affinity: journaled
+  // with the volume, so every re-attach reads as the first map did.
+  std::vector<std::string> MapOptions() const { return WithReadAffinity(req_.map_options, resolved_.read_affinity); }
+
   VolumeRecord Record(VolumeState state) const {
     VolumeRecord r;
     if (const VolumeRecord* old = node_.volumes.Find(req_.volume_id)) {
@@ -113,7 +118,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.nbd_device = device_;
     r.luks_mapper = mapper_;
     r.cookie = req_.volume_id;
-    r.map_options = req_.map_options;
+    r.map_options = MapOptions();
     r.fs_type = req_.capability.fs_type;
     r.block = req_.capability.block;
     r.read_only = req_.capability.read_only;
@@ -171,7 +176,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     m.volume_id = req_.volume_id;
     m.image = resolved_.image;
     m.read_only = req_.capability.read_only;
-    m.map_options = req_.map_options;
+    m.map_options = MapOptions();
     m.cookie = req_.volume_id;
     m.multi_node = req_.capability.multi_node;
     // A stage repeated after a reboot or a failed attempt: that earlier

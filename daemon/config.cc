@@ -71,6 +71,42 @@ Status SetBool(bool* out, std::string_view v) {
   return Status::Ok();
 }
 
+Status SetLabels(NodeLabels* out, std::string_view v, std::string_view what) {
+  auto labels = ParseNodeLabels(v, what);
+  if (!labels.ok()) return labels.status();
+  *out = std::move(*labels);
+  return Status::Ok();
+}
+
+Status SetLabelKeys(std::vector<std::string>* out, std::string_view v) {
+  auto keys = ParseLabelKeys(v, "label keys");
+  if (!keys.ok()) return keys.status();
+  *out = std::move(*keys);
+  return Status::Ok();
+}
+
+// The file's labels join the flag's; then the node's topology segments.
+Status ResolveNodeTopology(Config* c) {
+  if (!c->node_labels_file.empty()) {
+    std::ifstream in(c->node_labels_file);
+    if (!in) return Status::InvalidArgument(Status::FromErrno(errno, "--node-labels-file " + c->node_labels_file).message());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto labels = ParseNodeLabels(text.str(), "--node-labels-file " + c->node_labels_file);
+    if (!labels.ok()) return labels.status();
+    for (auto& [key, value] : *labels) {
+      if (!c->node_labels.emplace(key, value).second) {
+        return Status::InvalidArgument("--node-labels-file " + c->node_labels_file + ": " + key +
+                                       " is given by --node-labels too");
+      }
+    }
+  }
+  auto topology = NodeTopology(c->domain_labels, c->node_labels, c->driver_name);
+  if (!topology.ok()) return Status::InvalidArgument(topology.status().message());
+  c->topology = std::move(*topology);
+  return Status::Ok();
+}
+
 const std::vector<Setting>& Settings() {
   static const std::vector<Setting> kSettings = {
       {"csi_endpoint", false, "CSI gRPC endpoint: unix:///path or /path",
@@ -204,6 +240,19 @@ const std::vector<Setting>& Settings() {
        "sd-bus address of the host's systemd for child scopes, e.g. unix:path=/run/host-systemd/private (default: "
        "/run/systemd/private, else the system bus)",
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->systemd_bus, v); }},
+      {"node_labels", false,
+       "comma-separated KEY=VALUE labels of this node, e.g. topology.kubernetes.io/zone=z1 (what ceph-csi reads "
+       "from the Node object)",
+       [](Config* c, std::string_view v) { return SetLabels(&c->node_labels, v, "node_labels"); }},
+      {"node_labels_file", false, "file of this node's KEY=VALUE labels, read at start (one per line; # comments)",
+       [](Config* c, std::string_view v) { return SetAbsolutePath(&c->node_labels_file, v); }},
+      {"domain_labels", false,
+       "comma-separated node labels whose values are the node's topology segments (ceph-csi's --domainlabels)",
+       [](Config* c, std::string_view v) { return SetLabelKeys(&c->domain_labels, v); }},
+      {"crush_location_labels", false,
+       "comma-separated node labels that locate the node for read affinity where config.json's readAffinity "
+       "names none (ceph-csi's --crush-location-labels)",
+       [](Config* c, std::string_view v) { return SetLabelKeys(&c->crush_location_labels, v); }},
       {"on_stop", false, "leave (children keep serving) or detach",
        [](Config* c, std::string_view v) {
          if (v == "leave") {
@@ -372,6 +421,7 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
     }
     out.config.node_id = host;
   }
+  NBDK_RETURN_IF_ERROR(ResolveNodeTopology(&out.config));
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "csi/topology.h"
 #include "encryption/kms_config.h"
 
 namespace nbdk {
@@ -90,6 +91,16 @@ struct Config {
   // sd-bus address of the host's systemd, e.g. its private socket mounted
   // into a container; empty: /run/systemd/private, else the system bus.
   std::string systemd_bus;
+  // The node's labels (csi/topology.h), as ceph-csi would read them from
+  // its Node object: --node-labels and the lines of --node-labels-file
+  // (read at start; a key in both is an error). Domain labels name the
+  // node's topology segments (ceph-csi's --domainlabels), CRUSH location
+  // labels its read affinity location where config.json's entry names none.
+  NodeLabels node_labels;
+  std::string node_labels_file;
+  std::vector<std::string> domain_labels;
+  std::vector<std::string> crush_location_labels;
+  TopologySegments topology;  // derived: NodeTopology of the above
 };
 
 // What the command line asked for besides a Config.

@@ -169,6 +169,9 @@ class Daemon {
     options.resolve.cluster_config_path = config_.ceph_csi_config;
     options.resolve.ceph_conf = config_.ceph_conf;
     options.resolve.ceph_dir = config_.ceph_dir;
+    options.resolve.node_labels = config_.node_labels;
+    options.resolve.crush_location_labels = config_.crush_location_labels;
+    options.topology = config_.topology;
     options.kms_config_path = config_.kms_config;
     options.boot_id = *boot_id;
     if (netlink_) {

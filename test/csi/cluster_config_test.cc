@@ -33,10 +33,28 @@ TEST(ClusterConfigTest, ParsesCephCsiFileWithEveryKnownKey) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->monitors, (std::vector<std::string>{"10.0.0.1:6789", "10.0.0.2:6789"}));
   EXPECT_EQ(a->rados_namespace, "tenant-a");
+  EXPECT_TRUE(a->read_affinity);
+  EXPECT_EQ(a->crush_location_labels, (std::vector<std::string>{"topology.kubernetes.io/zone"}));
   auto b = r->Find("second");
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->monitors.size(), 1u);
   EXPECT_EQ(b->rados_namespace, "");
+  EXPECT_FALSE(b->read_affinity);
+}
+
+TEST(ClusterConfigTest, ReadAffinityMustBeWhatCephCsiReads) {
+  const std::string entry = R"([{"clusterID": "c", "monitors": ["m:6789"], "readAffinity": )";
+  auto off = ParseClusterConfig(entry + R"({"crushLocationLabels": []}}])");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->Find("c")->read_affinity);
+  const std::pair<const char*, const char*> cases[] = {
+      {"true", "readAffinity: expected an object"},
+      {R"({"enabled": "true"})", "readAffinity.enabled: expected true or false"},
+      {R"({"enabled": true, "crushLocationLabels": "zone"})", "readAffinity.crushLocationLabels: expected an array"},
+      {R"({"enabled": true, "crushLocationLabels": [1]})", "crushLocationLabels[0]: expected a string"},
+      {R"({"enabled": true, "crushLocationLabels": ["zone", "a,b"]})", "crushLocationLabels[1]: 'a,b'"},
+  };
+  for (const auto& [value, error] : cases) ExpectInvalid(entry + value + "}]", error);
 }
 
 TEST(ClusterConfigTest, IgnoresUnknownKeysAndNulls) {

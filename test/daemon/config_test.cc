@@ -35,6 +35,32 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.max_concurrent_attaches, 4u);
 }
 
+// The node's place (csi/topology.h): labels from the flag and a per-node
+// file, the segments its domain labels name, checked at start.
+TEST(ConfigTest, NodeLabelsGiveTheTopologySegmentsAtStart) {
+  char path[] = "/tmp/nbdk-labels-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << "# this node\ntopology.kubernetes.io/zone=z1\n";
+  auto r = Parse({"--driver-name=rbd.example.io", "--node-labels=topology.kubernetes.io/region=east",
+                  "--node-labels-file", path, "--domain-labels=topology.kubernetes.io/region,topology.kubernetes.io/zone",
+                  "--crush-location-labels=topology.kubernetes.io/zone"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->config.topology, (TopologySegments{{"topology.rbd.example.io/region", "east"},
+                                                  {"topology.rbd.example.io/zone", "z1"}}));
+  EXPECT_EQ(r->config.node_labels.size(), 2u);
+  EXPECT_EQ(r->config.crush_location_labels, (std::vector<std::string>{"topology.kubernetes.io/zone"}));
+
+  ExpectError(Parse({"--node-labels=topology.kubernetes.io/zone=z2", "--node-labels-file", path}).status(),
+              {"--node-labels-file", "topology.kubernetes.io/zone is given by --node-labels too"});
+  ExpectError(Parse({"--domain-labels=rack"}).status(), {"--domain-labels", "no label rack"});
+  ExpectError(Parse({"--node-labels=zone"}).status(), {"--node-labels", "'zone' is not key=value"});
+  ExpectError(Parse({"--node-labels-file=/nonexistent/labels"}).status(), {"/nonexistent/labels"});
+  ::unlink(path);
+  EXPECT_TRUE(Parse({})->config.topology.empty());
+}
+
 TEST(ConfigTest, FlagsInBothForms) {
   auto r = Parse({"--csi-endpoint=unix:///tmp/x.sock", "--node-id", "n1", "--socket-mode", "0660",
                   "--health-listen", "[::1]:9999", "--log-level=debug", "--on-stop", "detach",
