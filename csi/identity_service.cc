@@ -23,9 +23,14 @@ grpc::ServerUnaryReactor* IdentityService::GetPluginCapabilities(grpc::CallbackS
   // The Controller service is registered beside the Node service. ONLINE
   // expansion, as ceph-csi advertises: ControllerExpandVolume grows a mapped
   // image and NodeExpandVolume the device and filesystem while in use.
+  // Accessibility constraints, as ceph-csi advertises them: CreateVolume
+  // honours topologyConstrainedPools and NodeGetInfo reports the node's
+  // segments (csi/topology.h); without either a volume is reachable anywhere.
   return Dispatch(env_, context, "GetPluginCapabilities", [response](RpcDone done) {
     response->add_capabilities()->mutable_service()->set_type(
         csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+    response->add_capabilities()->mutable_service()->set_type(
+        csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
     response->add_capabilities()->mutable_volume_expansion()->set_type(
         csi::v1::PluginCapability::VolumeExpansion::ONLINE);
     done(Status::Ok());

@@ -33,7 +33,7 @@ constexpr StorageClassKey kKeys[] = {
     {"encryptionKMSID", kHonoured, ""},
     {"thickProvision", kFalseOnly, "thick provisioning is not supported"},
     {"tryOtherMounters", kFalseOnly, "rbd-nbd is the only mounter, there is no other to try"},
-    {"topologyConstrainedPools", kUnsupported, "topology is not supported yet"},
+    {"topologyConstrainedPools", kHonoured, ""},
     // nbdkeeper keeps each volume's rbd-nbd output in its own log
     // (<state dir>/logs/<volume>.log), whatever ceph-csi would do.
     {"cephLogDir", kUnsupported, kLogsAreTheNodes},

@@ -28,6 +28,13 @@ std::vector<RbdStep> VolumeEncryptionSteps(IoCtx& io, const std::string& image, 
   return CopyEncryptionSteps(from, target, secret);
 }
 
+Status ChooseRestoreTopology(RadosCluster& cluster, CreateVolumeParams& params) {
+  if (params.topology_pools.empty() || params.source.kind != ContentSource::Kind::kSnapshot) return Status::Ok();
+  auto pool = cluster.PoolName(params.source.decoded.pool_id);
+  if (!pool.ok()) return pool.status().WithContext("volume_content_source.snapshot: its pool");
+  return ApplyTopologyChoice(params, *pool);
+}
+
 Result<CreatedVolume> CreateVolumeBlocking(const std::shared_ptr<RadosCluster>& cluster,
                                            const CreateVolumeParams& params, const std::string& ns,
                                            const std::optional<KmsSettings>& volume_kms,

@@ -36,6 +36,12 @@ struct CreatedVolume {
   std::map<std::string, std::string> context;
 };
 
+// A restore's pool when the request has topology pools: its snapshot's,
+// which must be in a requested topology (ApplyTopologyChoice). NotFound
+// when the snapshot's pool is gone. OK, nothing changed, otherwise.
+// BLOCKING (a pool lookup).
+Status ChooseRestoreTopology(RadosCluster& cluster, CreateVolumeParams& params);
+
 // `rados_namespace` is the effective one (parameter, else config.json's);
 // `volume_kms` the KMS of the request's encryptionKMSID (nullopt: not
 // encrypted; ResolveRequestedKms); `resolve_kms` reads the KMS config for

@@ -139,12 +139,22 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
     return Status::InvalidArgument("parameters.clusterID " + QuoteField(out.cluster_id) +
                                    ": only [A-Za-z0-9._-] allowed (it becomes part of the volume ID)");
   }
-  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, true));
+  if (p.contains("topologyConstrainedPools")) {
+    auto pools = ParseTopologyConstrainedPools(Get(p, "topologyConstrainedPools"));
+    if (!pools.ok()) return pools.status();
+    // Without requirements ceph-csi ignores the pools and uses `pool`.
+    if (request.has_accessibility_requirements()) {
+      out.topology_pools = std::move(*pools);
+      out.accessibility = request.accessibility_requirements();
+    }
+  }
+  NBDK_RETURN_IF_ERROR(CheckCephName("parameters.pool", out.pool, out.topology_pools.empty()));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.journalPool", out.journal_pool, false));
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.radosNamespace", out.rados_namespace, false));
   auto layout = ParseImageLayout(p);
   if (!layout.ok()) return layout.status();
   out.image_options = std::move(*layout);
+  if (out.source.kind != ContentSource::Kind::kSnapshot) NBDK_RETURN_IF_ERROR(ApplyTopologyChoice(out));
   std::string mounter = Get(p, "mounter");
   if (!mounter.empty() && mounter != "rbd-nbd") {
     return Status::InvalidArgument("parameters.mounter: " + QuoteField(mounter) + " is not supported; only rbd-nbd");
@@ -195,6 +205,17 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
     return Status::InvalidArgument("secrets: encryptionPassphrase: missing or empty (parameters.encrypted is true)");
   }
   return out;
+}
+
+Status ApplyTopologyChoice(CreateVolumeParams& params, std::string_view only_pool) {
+  if (params.topology_pools.empty()) return Status::Ok();
+  auto choice = ChooseTopologyPool(params.topology_pools, params.accessibility, only_pool);
+  if (!choice.ok()) return choice.status();
+  params.pool = choice->pool;
+  params.journal_pool = choice->pool;
+  params.image_options.data_pool = choice->data_pool;
+  params.accessible_topology = std::move(choice->segments);
+  return Status::Ok();
 }
 
 Result<std::optional<VolumeRef>> ParseDeleteVolumeRequest(const csi::v1::DeleteVolumeRequest& request) {

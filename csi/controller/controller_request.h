@@ -18,6 +18,7 @@
 
 #include "csi/proto/csi.pb.h"
 #include "csi/controller/volume_parameters.h"
+#include "csi/controller/topology_pools.h"
 #include "csi/volume_capability.h"
 #include "base/status.h"
 #include "encryption/volume_passphrase.h"
@@ -39,7 +40,15 @@ struct ControllerSecrets {
 // CreateVolume. Every parameter is honoured or refused by name
 // (csi/controller/volume_parameters.h keeps the list); a name not below is
 // InvalidArgument, except the csi.storage.k8s.io/ family. Honoured:
-//  - clusterID, pool: required; journalPool, radosNamespace: optional names;
+//  - clusterID, pool: required (pool not with topologyConstrainedPools);
+//    journalPool, radosNamespace: optional names;
+//  - topologyConstrainedPools (csi/controller/topology_pools.h): with accessibility
+//    requirements, the pool (and dataPool) of the first preferred, then
+//    requisite, topology a listed pool matches; that pool is the journal
+//    pool too, and the topology the volume's accessible_topology, as
+//    ceph-csi has them. A restore stays in its snapshot's pool, which must
+//    match (CreateVolumeBlocking chooses then). Without requirements the
+//    parameter is checked and pool is used;
 //  - dataPool: the pool of the image's data objects (an erasure-coded pool,
 //    say); the image pool keeps its header and the journal. It is returned
 //    in the volume context, as ceph-csi does; ceph-csi's journal does not
@@ -77,8 +86,7 @@ struct ControllerSecrets {
 //    provisioner's and not read here;
 //  - nbdkeeper.io/imageName: nbdkeeper's own, the image's exact name (not
 //    with volumeNamePrefix).
-// Refused as not supported, whatever their value: topologyConstrainedPools,
-// cephLogDir, cephLogStrategy (the node keeps rbd-nbd's logs
+// Refused as not supported, whatever their value: cephLogDir, cephLogStrategy (the node keeps rbd-nbd's logs
 // itself) and snapshotNamePrefix (a VolumeSnapshotClass's).
 // A repeated CreateVolume gets the name's reserved image whatever its
 // parameters now say (csi/controller/volume_claim.h), as ceph-csi does.
@@ -111,10 +119,22 @@ struct CreateVolumeParams {
   std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
   std::map<std::string, std::string> qos_metadata;  // QosImageMetadata: its QoS limits, whatever --setmetadata says
   std::optional<std::string> encryption_kms_id;  // nullopt: not encrypted; "default": the built-in KMS
+  // topologyConstrainedPools with accessibility requirements; the choice is
+  // made (pool, journal_pool, data_pool and accessible_topology set) except
+  // for a restore, whose pool is its snapshot's (ApplyTopologyChoice).
+  std::vector<TopologyConstrainedPool> topology_pools;
+  csi::v1::TopologyRequirement accessibility;
+  std::optional<TopologySegments> accessible_topology;
   ContentSource source;
   ControllerSecrets secrets;
 };
 Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeRequest& request);
+
+// Chooses the pool of `params.topology_pools` for its accessibility
+// requirements (only `only_pool` when not empty: a restore's snapshot pool)
+// and sets pool, journal_pool, the data pool and accessible_topology.
+// OK and nothing changed without topology pools.
+Status ApplyTopologyChoice(CreateVolumeParams& params, std::string_view only_pool = "");
 
 // The volume size for `range` (nullptr: none given), as described above.
 Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range);

@@ -81,6 +81,7 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
           auto out = std::make_shared<CreatedVolume>();
           auto work = [p, out, volume_kms, resolve = ResolveKmsOnThisNode()](
                           const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+            NBDK_RETURN_IF_ERROR(ChooseRestoreTopology(*cluster, *p));
             auto created = CreateVolumeBlocking(cluster, *p, ns, volume_kms, resolve);
             if (!created.ok()) return created.status();
             *out = std::move(*created);
@@ -92,6 +93,10 @@ grpc::ServerUnaryReactor* ControllerService::CreateVolume(grpc::CallbackServerCo
               v->set_volume_id(out->volume_id);
               v->set_capacity_bytes(out->size_bytes);
               for (const auto& [k, val] : out->context) (*v->mutable_volume_context())[k] = val;
+              if (p->accessible_topology) {
+                auto* segments = v->add_accessible_topology()->mutable_segments();
+                for (const auto& [k, val] : *p->accessible_topology) (*segments)[k] = val;
+              }
               if (p->source.kind != ContentSource::Kind::kNone) {
                 *v->mutable_content_source() = r->volume_content_source();
               }

@@ -58,10 +58,13 @@ TEST_F(DaemonTest, IdentityOverUnixSocket) {
   grpc::ClientContext c2;
   csi::v1::GetPluginCapabilitiesResponse caps;
   ASSERT_TRUE(stub->GetPluginCapabilities(&c2, {}, &caps).ok());
-  ASSERT_EQ(caps.capabilities_size(), 2);
+  ASSERT_EQ(caps.capabilities_size(), 3);
   EXPECT_EQ(caps.capabilities(0).service().type(), csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+  // ceph-csi's: topologyConstrainedPools and the node's segments.
+  EXPECT_EQ(caps.capabilities(1).service().type(),
+            csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
   // ceph-csi's: the external resizer expands volumes while they are in use.
-  EXPECT_EQ(caps.capabilities(1).volume_expansion().type(), csi::v1::PluginCapability::VolumeExpansion::ONLINE);
+  EXPECT_EQ(caps.capabilities(2).volume_expansion().type(), csi::v1::PluginCapability::VolumeExpansion::ONLINE);
 
   grpc::ClientContext c3;
   csi::v1::ProbeResponse probe;

@@ -64,7 +64,7 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
 }
 
 TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
-  for (const char* name : {"topologyConstrainedPools", "cephLogDir", "cephLogStrategy",
+  for (const char* name : {"cephLogDir", "cephLogStrategy",
                            "snapshotNamePrefix"}) {
     ExpectRefused(CheckParameterNames(Params({{name, "x"}})), name, "not supported");
   }
