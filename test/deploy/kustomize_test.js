@@ -94,3 +94,22 @@ test('the image overlay runs both pods from its registry, pulled when missing, a
   assert.ok(checkAll(objects, options).some((p) => p.includes(`image ${repository}:`)),
     'checkImages takes the overlay\'s repository for the base\'s');
 });
+
+test('the topology overlay gives the node its labels file and domain labels, and passes the schema and rules', () => {
+  const rendered = render(path.join(overlays, 'topology'));
+  const objects = [...rendered, ...examples];
+  assert.deepStrictEqual(schemaProblems(objects), []);
+  assert.deepStrictEqual(checkAll(objects, options), []);
+  const node = daemonSet(rendered);
+  const args = node.containers[0].args;
+  const file = args.find((a) => a.startsWith('--node-labels-file='));
+  assert.ok(file, 'the daemon reads its labels file');
+  const mount = node.containers[0].volumeMounts.find((m) => file.slice(file.indexOf('=') + 1).startsWith(`${m.mountPath}/`));
+  assert.ok(mount && mount.readOnly, 'the labels file is on a read-only mount');
+  const volume = node.volumes.find((v) => v.name === mount.name);
+  assert.deepStrictEqual(volume.hostPath, { path: mount.mountPath, type: 'Directory' });
+  assert.ok(args.some((a) => a.startsWith('--domain-labels=')));
+  // Nothing else differs from the base.
+  const base = daemonSet(files.filter((o) => !o.file.startsWith('example/')));
+  assert.deepStrictEqual(args.slice(0, base.containers[0].args.length), base.containers[0].args);
+});
