@@ -7,12 +7,18 @@
 # with that file as its argument).
 #   scripts/fuzz.sh                   every target, 20 s each
 #   scripts/fuzz.sh 3600 stash http_request   those targets, an hour each
+#   scripts/fuzz.sh --build           builds every target, runs none
 # NBDK_FUZZ_BUILD_DIR: the build directory (default build-fuzz); its corpus/
 # keeps what a run found for the next run. NBDK_FUZZ_JOBS: targets run at
 # once (default: the number of cores).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NBDK_FUZZ_BUILD_DIR:-$root/build-fuzz}
+build_only=0
+if [[ ${1:-} == --build ]]; then
+  build_only=1
+  shift
+fi
 seconds=${1:-20}
 (($#)) && shift
 jobs=${NBDK_FUZZ_JOBS:-$(nproc)}
@@ -32,6 +38,7 @@ fi
 cmake -S "$root" -B "$build" -DNBDK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   "${launcher[@]}" >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]/#/fuzz_}" >/dev/null
+((build_only)) && exit 0
 
 mkdir -p "$build/corpus" "$build/artifacts" "$build/logs"
 # One target: the tree's seeds are read, never written; new finds go to the

@@ -18,22 +18,34 @@ cmake --build "$build" -j"$(nproc)"
 if (($#)); then
   exec ctest --test-dir "$build" --output-on-failure "$@"
 fi
-# Host tests in parallel; the fuzzers (a clang build of their own, then every
-# core); then the VM tests, which share one VM, one at a time.
+# Host tests in parallel; then the VM tests, which share one VM, one at a
+# time; then the fuzzers (label fuzz: their clang build, every core) and
+# the Debian 13 platform tests.
 ctest --test-dir "$build" --output-on-failure -LE 'vm|fuzz' -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure -L fuzz --verbose  # the table of runs and exec/s
-# Debian 13's root and the build of what its tests run go on meanwhile, at
-# the lowest priority: the VM tests often wait (on Ceph, the kernel's
-# timers, heals), and the build takes the idle cores. With autogroup
-# scheduling the kernel weighs sessions, not processes, against each other
-# (and qemu daemonizes into a session of its own): the build runs in a
-# session whose group is niced too.
+# Debian 13's root and the build of what its tests run, and the fuzzers'
+# clang build, go on meanwhile, at the lowest priority: the VM tests often
+# wait (on Ceph, the kernel's timers, heals), and the builds take the idle
+# cores. With autogroup scheduling the kernel weighs sessions, not
+# processes, against each other (and qemu daemonizes into a session of its
+# own): each build runs in a session whose group is niced too.
+background() {
+  local log=$1
+  shift
+  setsid -w bash -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' background "$@" >"$log" 2>&1 &
+}
 platform_log=$build/platform-build-debian13.log
-setsid -w bash -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' platform-build \
-  env NBDK_PLATFORM_TARGET=platform_tests "$root/scripts/platform-build.sh" debian13 >"$platform_log" 2>&1 &
+background "$platform_log" env NBDK_PLATFORM_TARGET=platform_tests "$root/scripts/platform-build.sh" debian13
 platform_build=$!
+fuzz_log=$build/fuzz-build.log
+background "$fuzz_log" env NBDK_FUZZ_BUILD_DIR="$build/fuzz" "$root/scripts/fuzz.sh" --build
+fuzz_build=$!
 failed=0
 ctest --test-dir "$build" --output-on-failure -L vm || failed=1
+if ! wait "$fuzz_build"; then
+  cat "$fuzz_log" >&2
+  failed=1
+fi
+ctest --test-dir "$build" --output-on-failure -L fuzz --verbose || failed=1  # the table of runs and exec/s
 if ! wait "$platform_build"; then
   cat "$platform_log" >&2
   echo "scripts/test.sh: the Debian 13 build failed (above)" >&2
