@@ -19,17 +19,22 @@ const auto* const kDaemonEnvironment = ::testing::AddGlobalTestEnvironment(new D
 
 }  // namespace
 
+std::vector<std::string> NodeVmTest::DaemonFlags(int reattach_timeout_s) {
+  return {"--reattach-timeout=" + std::to_string(reattach_timeout_s), "--node-labels=" + std::string(kNodeLabels),
+          "--domain-labels=topology.kubernetes.io/region,topology.kubernetes.io/zone"};
+}
+
 void NodeVmTest::SetUpTestSuite() {
   if (node_) return;  // shared by every suite of the binary
   node_ = std::make_unique<VmNode>(Root(), "test-node");
   std::string error;
-  ASSERT_TRUE(node_->Start(true, {"--reattach-timeout=" + std::to_string(kReattachTimeoutS)}, &error)) << error;
+  ASSERT_TRUE(node_->Start(true, DaemonFlags(kReattachTimeoutS), &error)) << error;
 }
 
 void NodeVmTest::RestartDaemon(int reattach_timeout_s) {
   node_->daemon().Stop(SIGKILL);
   std::string error;
-  ASSERT_TRUE(node_->Start(false, {"--reattach-timeout=" + std::to_string(reattach_timeout_s)}, &error)) << error;
+  ASSERT_TRUE(node_->Start(false, DaemonFlags(reattach_timeout_s), &error)) << error;
 }
 
 void NodeVmTest::StopDaemon() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
@@ -43,6 +44,12 @@ class NodeVmTest : public ::testing::Test {
 
  protected:
   static constexpr int kReattachTimeoutS = 60;
+  // The node's labels (csi/topology.h): its region and zone are its
+  // topology segments, its hostname the CRUSH host h2 that
+  // test/vm/ceph-crush-hosts.py makes, for read affinity.
+  static constexpr char kNodeLabels[] =
+      "topology.kubernetes.io/region=east,topology.kubernetes.io/zone=z1,kubernetes.io/hostname=h2";
+  static std::vector<std::string> DaemonFlags(int reattach_timeout_s);
   static std::string Root() { return "/run/nbdk-node-vm"; }
   static test::DaemonProcess& Daemon() { return node_->daemon(); }
   static std::unique_ptr<csi::v1::Node::Stub>& Node() { return node_->stub(); }

@@ -59,7 +59,12 @@ bool VmNode::Start(bool fresh, const std::vector<std::string>& extra, std::strin
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ + "/staging");
     std::filesystem::create_directories(root_ + "/pods");
-    std::ofstream(root_ + "/config.json") << R"([{"clusterID": "test", "monitors": [")" << c.monitors << R"("]}])";
+    // "test-affine": the same cluster with read affinity, the node located
+    // by its hostname label (test/csi/node_vm_fixture.h).
+    std::ofstream(root_ + "/config.json")
+        << R"([{"clusterID": "test", "monitors": [")" << c.monitors << R"("]},)"
+        << R"( {"clusterID": "test-affine", "monitors": [")" << c.monitors
+        << R"("], "readAffinity": {"enabled": true, "crushLocationLabels": ["kubernetes.io/hostname"]}}])";
     // ceph-csi's KMS config with its metadata KMS, for encrypted volumes.
     std::ofstream(root_ + "/kms.json") << R"({"secrets-metadata": {"encryptionKMSType": "metadata"}})";
   }
