@@ -1,4 +1,5 @@
-// Config: the daemon's settings, from an optional JSON file and flags.
+// Config: the daemon's settings, from an optional JSON file and flags
+// (each setting one row of daemon/config_settings.h).
 //
 // Precedence: built-in defaults < config file (--config) < flags. Parsing
 // never exits or prints; every problem is an InvalidArgument naming the flag
