@@ -94,7 +94,8 @@ TEST_F(ControllerVmTest, StorageClassParametersNotHonouredAreRefusedByName) {
   const std::pair<const char*, const char*> refused[] = {
       {"fooBar", "not a parameter nbdkeeper knows"},
       {"thickProvision", "not supported"},
-      {"topologyConstrainedPools", "not supported"},
+      {"snapshotNamePrefix", "not supported"},
+      {"topologyConstrainedPools", "expected a non-empty JSON array"},  // honoured, but "true" is no JSON array
       {"cephLogDir", "not supported"},
   };
   for (const auto& [param, why] : refused) {
