@@ -113,10 +113,10 @@ grpc::ServerUnaryReactor* NodeService::NodeGetInfo(grpc::CallbackServerContext* 
   return Dispatch(env_, c, "NodeGetInfo", [this, response](RpcDone done) {
     response->set_node_id(node_.options.node_id);
     response->set_max_volumes_per_node(node_.options.max_volumes);
-    if (!node_.options.topology.empty()) {
-      auto* segments = response->mutable_accessible_topology()->mutable_segments();
-      for (const auto& [key, value] : node_.options.topology) (*segments)[key] = value;
-    }
+    // Always a topology, empty without --domain-labels, as ceph-csi answers:
+    // a plugin with accessibility constraints reports one (csi-sanity checks).
+    auto* segments = response->mutable_accessible_topology()->mutable_segments();
+    for (const auto& [key, value] : node_.options.topology) (*segments)[key] = value;
     done(Status::Ok());
   });
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <filesystem>
 
 #include "csi/proto/csi.grpc.pb.h"
@@ -71,6 +72,29 @@ TEST_F(DaemonTest, IdentityOverUnixSocket) {
   ASSERT_TRUE(stub->Probe(&c3, {}, &probe).ok());
   EXPECT_TRUE(probe.has_ready());
   EXPECT_TRUE(probe.ready().value());
+}
+
+// NodeGetInfo's topology (csi/topology.h): the segments of the domain
+// labels, and always a topology, empty without them, as ceph-csi answers.
+TEST_F(DaemonTest, NodeGetInfoReportsTheNodesTopology) {
+  for (bool labelled : {false, true}) {
+    std::vector<std::string> flags;
+    if (labelled) flags = {"--node-labels=topology.kubernetes.io/zone=z1,rack=r7", "--domain-labels=topology.kubernetes.io/zone"};
+    ASSERT_TRUE(daemon_->Start(flags)) << daemon_->Log();
+    auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_->endpoint(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    csi::v1::NodeGetInfoResponse info;
+    ASSERT_TRUE(node->NodeGetInfo(&ctx, {}, &info).ok());
+    ASSERT_TRUE(info.has_accessible_topology());
+    const auto& segments = info.accessible_topology().segments();
+    if (labelled) {
+      using Segments = std::map<std::string, std::string>;
+      EXPECT_EQ(Segments(segments.begin(), segments.end()), (Segments{{"topology.rbd.nbdkeeper.io/zone", "z1"}}));
+    } else {
+      EXPECT_TRUE(segments.empty());
+    }
+    ASSERT_EQ(daemon_->Stop(SIGTERM), 0) << daemon_->Log();
+  }
 }
 
 TEST_F(DaemonTest, SocketIsPrivateByDefault) {
