@@ -207,4 +207,10 @@ Result<std::map<std::string, std::string>> OmapGet(IoCtx& io, const std::string&
   return values;
 }
 
+std::string RadosCluster::Fsid() const {
+  char fsid[64] = {};
+  int n = rados_cluster_fsid(handle_.get(), fsid, sizeof(fsid) - 1);
+  return n < 0 ? "" : std::string(fsid, static_cast<size_t>(n));
+}
+
 }  // namespace nbdk

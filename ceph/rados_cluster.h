@@ -68,6 +68,10 @@ class RadosCluster {
   int NoteResult(int rc);
   bool broken() const { return broken_.load(); }
 
+  // The cluster's fsid (from the monitor map the connection holds; no
+  // round trip); "" when librados cannot say.
+  std::string Fsid() const;
+
   rados_t handle() const { return handle_.get(); }
   const std::string& description() const { return description_; }
 

@@ -1,5 +1,7 @@
 // ControllerService's snapshot RPCs (csi/controller/controller_service.h); the work is
 // csi/controller/snapshot_operations.h's.
+#include <set>
+
 #include "csi/cluster_config.h"
 #include "csi/controller/controller_service.h"
 #include "csi/locked_call.h"
@@ -25,6 +27,10 @@ void FillSnapshot(const SnapshotInfo& info, csi::v1::Snapshot* out) {
 struct ControllerService::SnapshotListing {
   ListSnapshotsParams params;
   std::vector<std::string> clusters;
+  // "<fsid>/<namespace>" of every place listed: two config.json entries
+  // naming one cluster and namespace (say, one with readAffinity and one
+  // without) list its snapshots once, under the first entry's ID.
+  std::set<std::string> places;
   std::vector<SnapshotInfo> found;
 };
 
@@ -79,15 +85,17 @@ void ControllerService::ListOnClusters(std::shared_ptr<SnapshotListing> listing,
   if (next == listing->clusters.size()) return done(Status::Ok());
   const std::string cluster_id = listing->clusters[next];
   auto found = std::make_shared<std::vector<SnapshotInfo>>();
-  auto work = [listing, cluster_id, found](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+  auto place = std::make_shared<std::string>();
+  auto work = [listing, cluster_id, found, place](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+    *place = cluster->Fsid() + "/" + ns;
     auto list = ListSnapshotsBlocking(cluster, cluster_id, listing->params, ns);
     if (!list.ok()) return list.status();
     *found = std::move(*list);
     return Status::Ok();
   };
-  OnCluster(cluster_id, "", listing->params.secrets, work, [this, listing, next, found, done](Status s) {
+  OnCluster(cluster_id, "", listing->params.secrets, work, [this, listing, next, found, place, done](Status s) {
     if (!s.ok()) return done(s);
-    listing->found.insert(listing->found.end(), found->begin(), found->end());
+    if (listing->places.insert(*place).second) listing->found.insert(listing->found.end(), found->begin(), found->end());
     ListOnClusters(listing, next + 1, done);
   });
 }
