@@ -64,6 +64,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
         r->request.rados_namespace.empty() ? entry->rados_namespace : r->request.rados_namespace;
     image.pool = r->request.pool;
     image.image = r->request.image_name;
+    image.snap = r->request.snapshot;
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }
