@@ -20,6 +20,19 @@ bool SplitImagePath(std::string_view path, ImageSpec* image) {
   return true;
 }
 
+bool SplitImageSpec(std::string_view spec, ImageSpec* image) {
+  size_t at = spec.find('@');
+  std::string_view snap = at == std::string_view::npos ? std::string_view() : spec.substr(at + 1);
+  if (at != std::string_view::npos && snap.empty()) return false;
+  ImageSpec read;
+  if (!SplitImagePath(spec.substr(0, at), &read)) return false;
+  image->pool = std::move(read.pool);
+  image->rados_namespace = std::move(read.rados_namespace);
+  image->image = std::move(read.image);
+  image->snap = snap;
+  return true;
+}
+
 Status CheckCephName(std::string_view field, std::string_view value, bool required) {
   std::string f(field);
   if (value.empty()) return required ? Status::InvalidArgument(f + ": missing") : Status::Ok();

@@ -18,10 +18,17 @@ struct ImageSpec {
   std::string ceph_conf;              // path; empty: librados/rbd-nbd default
   std::string user_id;                // cephx user without "client."
   std::string keyfile;                // 0600 file holding the key; never the key
-  // "pool/[ns/]image", the form rbd-nbd and log lines use.
+  // A snapshot of the image, which rbd-nbd maps read-only; "": the image
+  // itself. The image's clients and lock are the image's either way.
+  std::string snap;
+  // "pool/[ns/]image": the image (also a snapshot's), as the lock breaker
+  // and the fence name it.
   std::string Path() const {
     return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image;
   }
+  // "pool/[ns/]image[@snap]": what is mapped, as rbd-nbd and `rbd device
+  // map` take it and log lines name it.
+  std::string Spec() const { return Path() + (snap.empty() ? "" : "@" + snap); }
 };
 
 // The inverse of ImageSpec::Path: "pool/image" or "pool/ns/image" split at
@@ -29,6 +36,12 @@ struct ImageSpec {
 // False, `image` untouched, unless there are 2 or 3 parts. The parts are
 // not checked here (they may be empty): callers apply CheckCephName.
 bool SplitImagePath(std::string_view path, ImageSpec* image);
+
+// The inverse of ImageSpec::Spec: SplitImagePath of what comes before the
+// first '@', and the snapshot after it. False, `image` untouched, when
+// SplitImagePath is, or when an '@' has nothing after it (that is no
+// snapshot, and never the image itself). Not checked here either.
+bool SplitImageSpec(std::string_view spec, ImageSpec* image);
 
 // The one rule for pool, RADOS namespace and image names from outside
 // (requests, StorageClass parameters, journal records): 1 to 255 bytes, no

@@ -64,6 +64,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
         r->request.rados_namespace.empty() ? entry->rados_namespace : r->request.rados_namespace;
     image.pool = r->request.pool;
     image.image = r->request.image_name;
+    image.snap = r->request.snapshot;
     if (entry->read_affinity) {
       const auto& labels =
           entry->crush_location_labels.empty() ? r->options.crush_location_labels : entry->crush_location_labels;

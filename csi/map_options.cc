@@ -38,10 +38,13 @@ Result<std::string> NbdOptionSection(std::string_view value) {
   return nbd;
 }
 
-Result<std::vector<std::string>> MapOptionArguments(std::string_view value) {
+Result<std::vector<std::string>> MapOptionArguments(std::string_view value, bool snapshot) {
   auto section = NbdOptionSection(value);
   if (!section.ok()) return section.status();
-  return ParseRbdNbdOptions(*section);
+  auto args = ParseRbdNbdOptions(*section);
+  if (!args.ok() || !snapshot) return args;
+  NBDK_RETURN_IF_ERROR(CheckSnapshotMapOptions(*args));
+  return args;
 }
 
 Result<std::string> UnmapOptionsCsv(std::string_view value) {

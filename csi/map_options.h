@@ -29,9 +29,10 @@ Result<std::string> NbdOptionSection(std::string_view value);
 
 // The rbd-nbd arguments a mapOptions value asks for: its nbd section through
 // the allow-list (supervisor/rbd_nbd_options.h ParseRbdNbdOptions), e.g.
-// "krbd:lock_on_read;nbd:try-netlink" -> {"--try-netlink"}. InvalidArgument
-// from either step.
-Result<std::vector<std::string>> MapOptionArguments(std::string_view value);
+// "krbd:lock_on_read;nbd:try-netlink" -> {"--try-netlink"}; for a
+// snapshot's mapping, also through CheckSnapshotMapOptions. InvalidArgument
+// from any step.
+Result<std::vector<std::string>> MapOptionArguments(std::string_view value, bool snapshot = false);
 
 // The nbd section of an unmapOptions value, e.g. "krbd:force;nbd:force" ->
 // "force". nbdkeeper never puts it on a command line; it is kept for

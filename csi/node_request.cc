@@ -79,12 +79,13 @@ Result<std::string> ContextName(const google::protobuf::Map<std::string, std::st
   return it->second;
 }
 
-// The nbd part of mapOptions, as allow-listed rbd-nbd arguments.
-Status ParseMapOptionsContext(const google::protobuf::Map<std::string, std::string>& ctx,
+// The nbd part of mapOptions, as allow-listed rbd-nbd arguments (a
+// snapshot's by their rule for one).
+Status ParseMapOptionsContext(const google::protobuf::Map<std::string, std::string>& ctx, bool snapshot,
                               std::vector<std::string>* args) {
   auto it = ctx.find("mapOptions");
   if (it == ctx.end()) return Status::Ok();
-  auto parsed = MapOptionArguments(it->second);
+  auto parsed = MapOptionArguments(it->second, snapshot);
   if (!parsed.ok()) return parsed.status().WithContext("volume_context: mapOptions");
   *args = std::move(parsed).value();
   return Status::Ok();
@@ -129,19 +130,23 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
   auto image = ContextName(ctx, "imageName");
   auto journal_pool = ContextName(ctx, "journalPool");
   auto rados_namespace = ContextName(ctx, "radosNamespace");
-  for (const auto* r : {&cluster_id, &pool, &image, &journal_pool, &rados_namespace}) {
+  auto snapshot = ContextName(ctx, "imageSnapshot");
+  for (const auto* r : {&cluster_id, &pool, &image, &journal_pool, &rados_namespace, &snapshot}) {
     if (!r->ok()) return r->status();
   }
   out->pool = *pool;
   out->image_name = *image;
   out->journal_pool = *journal_pool;
   out->rados_namespace = *rados_namespace;
+  out->snapshot = *snapshot;
 
   if (out->static_volume) {
     if (cluster_id->empty()) return Status::InvalidArgument("volume_context: clusterID: required for a static volume");
     if (out->pool.empty()) return Status::InvalidArgument("volume_context: pool: required for a static volume");
     out->cluster_id = *cluster_id;
-    out->image_name = out->volume_id;  // ceph-csi: a static volume's ID is its image name
+    // ceph-csi: a static volume's ID is its image name. A snapshot's may
+    // name its image apart, so that the image is staged beside it.
+    if (out->snapshot.empty() || out->image_name.empty()) out->image_name = out->volume_id;
   } else {
     auto decoded = DecodeVolumeId(out->volume_id);
     if (!decoded.ok()) return decoded.status();
@@ -149,8 +154,22 @@ Status ParseVolumeContext(const google::protobuf::Map<std::string, std::string>&
     out->decoded_id = std::move(decoded).value();
   }
 
-  NBDK_RETURN_IF_ERROR(ParseMapOptionsContext(ctx, &out->map_options));
+  NBDK_RETURN_IF_ERROR(ParseMapOptionsContext(ctx, !out->snapshot.empty(), &out->map_options));
   return ParseUnmapOptionsContext(ctx, &out->unmap_options_csv);
+}
+
+// A snapshot is mapped read-only (supervisor/rbd_nbd_argv.h), so only a
+// read-only capability may ask for one, and not an encrypted volume's: its
+// LUKS header would be opened (and formatted, when blank) read-write.
+Status CheckSnapshotRequest(const StageRequest& r) {
+  if (r.snapshot.empty()) return Status::Ok();
+  const std::string field = "volume_context: imageSnapshot: ";
+  if (!r.capability.read_only) {
+    return Status::InvalidArgument(field + QuoteField(r.snapshot) +
+                                   " is mapped read-only: the access mode must be *_READER_ONLY");
+  }
+  if (r.encryption) return Status::InvalidArgument(field + "not with encrypted: a snapshot's LUKS is not opened");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -167,6 +186,7 @@ Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& re
   out.capability = std::move(cap).value();
   NBDK_RETURN_IF_ERROR(ParseSecrets(request.secrets(), &out));
   NBDK_RETURN_IF_ERROR(ParseVolumeContext(request.volume_context(), &out));
+  NBDK_RETURN_IF_ERROR(CheckSnapshotRequest(out));
   if (out.encryption) {
     SecretBytes secret = ReadEncryptionPassphrase(request.secrets());
     if (secret.empty()) {

@@ -42,6 +42,14 @@ namespace nbdk {
 //    names (no '/', '@' in imageName, no control characters); at least one
 //    of imageName and clusterID must be present (ceph-csi's controller sets
 //    both; neither means the volume did not come from it).
+//  - imageSnapshot (nbdkeeper's own): a snapshot of the image, mapped
+//    read-only in place of the image, a name by the same rule. Only with a
+//    read-only capability (a *_READER_ONLY access mode), without encrypted
+//    and without --exclusive in mapOptions: InvalidArgument naming it
+//    otherwise. A static volume with it is the snapshot of imageName when
+//    that is set (its volume_id then names the mapping only, so the image
+//    and each of its snapshots can be staged side by side), else of the
+//    image its volume_id names.
 //  - mounter: "rbd-nbd", empty or absent; anything else (krbd's "rbd") is
 //    InvalidArgument: this plugin maps with rbd-nbd only.
 //  - mapOptions, unmapOptions: ceph-csi's "krbd:...;nbd:..." form; the nbd
@@ -75,7 +83,8 @@ struct StageRequest {
   // ignored then, as ceph-csi does), from the volume context for a static one.
   std::string cluster_id;
   std::string pool;             // volume context; "" when absent (dynamic: resolve the pool ID)
-  std::string image_name;       // static: volume_id; dynamic: imageName, or "" (look up the journal)
+  std::string image_name;       // static: volume_id (or imageName, see imageSnapshot); dynamic: imageName, or "" (look up the journal)
+  std::string snapshot;         // imageSnapshot; "": the image itself
   std::string journal_pool;     // "" means the image pool
   std::string rados_namespace;  // "" means: take it from the cluster config
   std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"

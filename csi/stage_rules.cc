@@ -19,6 +19,10 @@ Status CheckRestage(const VolumeRecord& r, const StageRequest& req) {
   if (r.staging_path != req.staging_target_path) {
     return Status::AlreadyExists("volume " + req.volume_id + " is already staged at " + r.staging_path);
   }
+  if (r.snap != req.snapshot || (!req.image_name.empty() && r.image != req.image_name)) {
+    return Status::AlreadyExists("volume " + req.volume_id + " is already staged for image " +
+                                 RecordedImage(r).Spec());
+  }
   if (r.block != req.capability.block || r.fs_type != req.capability.fs_type ||
       r.read_only != req.capability.read_only) {
     return Status::AlreadyExists("volume " + req.volume_id + " is already staged with another capability (" +
@@ -31,8 +35,8 @@ Status CheckImageNotStaged(const StagedVolumes& volumes, const std::string& volu
   const ImageSpec& image = resolved.image;
   for (const VolumeRecord& r : volumes.All()) {
     if (r.volume_id != volume_id && r.pool == image.pool && r.rados_namespace == image.rados_namespace &&
-        r.image == image.image && SameCluster(r, resolved)) {
-      return Status::FailedPrecondition("image " + image.Path() + " is already staged on this node as volume " +
+        r.image == image.image && r.snap == image.snap && SameCluster(r, resolved)) {
+      return Status::FailedPrecondition("image " + image.Spec() + " is already staged on this node as volume " +
                                         r.volume_id);
     }
   }

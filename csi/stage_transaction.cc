@@ -86,7 +86,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
       if (!r.ok()) return self->Fail(r.status());
       self->resolved_ = std::move(*r);
       StagedVolumes& staged = self->node_.volumes;
-      Result<VolumeOpLock> image_lock = staged.LockImage(self->resolved_.image.Path());
+      Result<VolumeOpLock> image_lock = staged.LockImage(self->resolved_.image.Spec());
       if (!image_lock.ok()) return self->Fail(image_lock.status());
       self->image_lock_.emplace(std::move(image_lock).value());
       if (Status s = CheckImageNotStaged(staged, self->req_.volume_id, self->resolved_); !s.ok()) return self->Fail(s);
@@ -112,6 +112,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     r.pool = image.pool;
     r.rados_namespace = image.rados_namespace;
     r.image = image.image;
+    r.snap = image.snap;
     r.user_id = image.user_id;
     r.keyfile_path = keyfile_;
     r.ceph_conf_path = image.ceph_conf;
@@ -181,7 +182,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     m.multi_node = req_.capability.multi_node;
     // A stage repeated after a reboot or a failed attempt: that earlier
     // rbd-nbd's watch, if it outlived it, is this volume's own.
-    if (const VolumeRecord* earlier = node_.volumes.Find(req_.volume_id); earlier && RecordedImage(*earlier).Path() == m.image.Path()) {
+    if (const VolumeRecord* earlier = node_.volumes.Find(req_.volume_id); earlier && RecordedImage(*earlier).Spec() == m.image.Spec()) {
       m.own_clients = earlier->rbd_clients;
     }
     auto self = shared_from_this();
@@ -274,7 +275,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
       self->node_.host.WriteStash(self->req_.staging_target_path, self->StashContent(), [self](Status) {
         // The stash already names the image; the device is a convenience.
         NBDK_LOG_INFO("volume_staged", {{"volume", self->req_.volume_id}, {"device", self->device_},
-                                        {"image", self->resolved_.image.Path()}});
+                                        {"image", self->resolved_.image.Spec()}});
         self->Finish(Status::Ok());
       });
     });

@@ -39,11 +39,11 @@ Result<VolumeOpLock> StagedVolumes::Lock(const std::string& volume_id) {
   return locks_.Lock("volume " + volume_id);
 }
 
-Result<VolumeOpLock> StagedVolumes::LockImage(const std::string& image_path) {
+Result<VolumeOpLock> StagedVolumes::LockImage(const std::string& image_spec) {
   NBDK_CHECK_LOOP_THREAD(loop_);
-  Result<VolumeOpLock> lock = locks_.Lock("image " + image_path);
+  Result<VolumeOpLock> lock = locks_.Lock("image " + image_spec);
   if (!lock.ok()) {
-    return Status::FailedPrecondition("image " + image_path +
+    return Status::FailedPrecondition("image " + image_spec +
                                       " is being staged or unstaged by another call; one volume maps an image");
   }
   return lock;

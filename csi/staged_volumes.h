@@ -45,12 +45,13 @@ class StagedVolumes {
 
   // Aborted "operation pending for volume <id>" when another call holds it.
   Result<VolumeOpLock> Lock(const std::string& volume_id);
-  // The lock of an image ("pool/[ns/]image"), which stage and unstage hold
-  // beside their volume's once they know the image: two volume IDs naming
-  // one image are never staged at once (the journal's one-map-per-image
-  // check sees a record only once it is written). FailedPrecondition
-  // naming the image when another call holds it.
-  Result<VolumeOpLock> LockImage(const std::string& image_path);
+  // The lock of an image or snapshot ("pool/[ns/]image[@snap]", what the
+  // one-map-per-image check compares), which stage and unstage hold beside
+  // their volume's once they know the image: two volume IDs naming one
+  // image are never staged at once (the journal's one-map-per-image check
+  // sees a record only once it is written). FailedPrecondition naming the
+  // image when another call holds it.
+  Result<VolumeOpLock> LockImage(const std::string& image_spec);
 
   const VolumeRecord* Find(const std::string& volume_id) const;
   std::vector<VolumeRecord> All() const;

@@ -64,6 +64,9 @@ constexpr StorageClassKey kKeys[] = {
     // one a static PersistentVolume sets (staticVolume).
     {"imageName", kNotAParameter, ""},
     {"staticVolume", kNotAParameter, ""},
+    // nbdkeeper's own: the snapshot of the image to map read-only, as
+    // `nbdkeeperctl map POOL/IMAGE@SNAP` stages it.
+    {"imageSnapshot", kNotAParameter, ""},
 };
 
 }  // namespace

@@ -137,6 +137,10 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::NotFound("volume " + request.volume_id + " is not staged on this node"));
   if (Status s = CheckVolumePath(*found, request.volume_path); !s.ok()) return done(s);
+  if (!found->snap.empty()) {
+    return done(Status::FailedPrecondition("volume " + request.volume_id + " maps snapshot " +
+                                           RecordedImage(*found).Spec() + ", which is read-only and never grows"));
+  }
   VolumeRecord record = *found;
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;

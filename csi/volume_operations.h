@@ -23,7 +23,8 @@
 //  - ExpandVolume: grow the nbd device to the image's size when it is
 //    smaller than asked (csi/device_growth.h), then resize2fs / xfs_growfs;
 //    block just reports the size. An image still smaller than asked is
-//    FAILED_PRECONDITION naming both sizes.
+//    FAILED_PRECONDITION naming both sizes; so is a snapshot's volume
+//    (read-only, it never grows).
 #pragma once
 
 #include <functional>

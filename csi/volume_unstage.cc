@@ -31,7 +31,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   }
 
   void Start() {
-    Result<VolumeOpLock> image_lock = node_.volumes.LockImage(RecordedImage(record_).Path());
+    Result<VolumeOpLock> image_lock = node_.volumes.LockImage(RecordedImage(record_).Spec());
     if (!image_lock.ok()) return done_(image_lock.status());
     image_lock_.emplace(std::move(image_lock).value());
     auto self = shared_from_this();

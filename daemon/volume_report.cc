@@ -74,7 +74,8 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
   for (const VolumeRecord& r : volumes.All()) {
     w.StartObject();
     WriteJsonMember(w, "volume_id", r.volume_id);
-    WriteJsonMember(w, "image", r.pool + "/" + (r.rados_namespace.empty() ? "" : r.rados_namespace + "/") + r.image);
+    WriteJsonMember(w, "image", RecordedImage(r).Path());
+    if (!r.snap.empty()) WriteJsonMember(w, "snap", r.snap);
     WriteJsonMember(w, "journal_state", VolumeStateName(r.state));
     WriteJsonMember(w, "access", r.block ? "block" : r.fs_type);
     WriteJsonMember(w, "staging_path", r.staging_path);
@@ -101,6 +102,7 @@ void WriteVolumesJson(const StagedVolumes& volumes, const Supervisor& supervisor
     w.StartObject();
     WriteJsonMember(w, "volume_id", id);
     WriteJsonMember(w, "image", s.image);
+    if (!s.snap.empty()) WriteJsonMember(w, "snap", s.snap);
     WriteJsonMember(w, "journal_state", "");
     WriteMapping(s, show_output, w);
     w.EndObject();

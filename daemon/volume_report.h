@@ -10,9 +10,10 @@
 
 namespace nbdk {
 
-// Writes the "volumes" JSON array: volume id, image, state, device, pid,
-// cookie, restarts, last exit, time in state, targets, the log's path, and
-// an encrypted volume's LUKS mapper ("luks_mapper", when open).
+// Writes the "volumes" JSON array: volume id, image ("pool/[ns/]image"),
+// state, device, pid, cookie, restarts, last exit, time in state, targets,
+// the log's path, a snapshot's name ("snap", for a volume that maps one)
+// and an encrypted volume's LUKS mapper ("luks_mapper", when open).
 // rbd-nbd's own output (output_tail, last_exit_output) only with
 // `show_output`: it is raw text from a process reading cluster and image
 // metadata, and the health port may be reachable by more than root.

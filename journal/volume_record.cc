@@ -137,6 +137,11 @@ Status DecodeFields(const FieldReader& f, VolumeRecord* r) {
   NBDK_RETURN_IF_ERROR(f.String("pool", &r->pool));
   NBDK_RETURN_IF_ERROR(f.String("rados_namespace", &r->rados_namespace));
   NBDK_RETURN_IF_ERROR(f.String("image", &r->image));
+  NBDK_RETURN_IF_ERROR(f.OptionalString("snap", &r->snap));
+  if (f.Has("snap")) {
+    Status name = CheckCephName("snap", r->snap, true);
+    if (!name.ok()) return Status::Corruption("field " + name.message());
+  }
   NBDK_RETURN_IF_ERROR(f.String("user_id", &r->user_id));
   NBDK_RETURN_IF_ERROR(f.String("keyfile_path", &r->keyfile_path));
   NBDK_RETURN_IF_ERROR(f.String("ceph_conf_path", &r->ceph_conf_path));
@@ -210,6 +215,7 @@ ImageSpec RecordedImage(const VolumeRecord& record) {
   image.pool = record.pool;
   image.rados_namespace = record.rados_namespace;
   image.image = record.image;
+  image.snap = record.snap;
   image.monitors = record.monitors;
   image.ceph_conf = record.ceph_conf_path;
   image.user_id = record.user_id;
@@ -227,6 +233,7 @@ std::string EncodeVolumeRecord(const VolumeRecord& r) {
   WriteJsonMember(w, "pool", r.pool);
   WriteJsonMember(w, "rados_namespace", r.rados_namespace);
   WriteJsonMember(w, "image", r.image);
+  if (!r.snap.empty()) WriteJsonMember(w, "snap", r.snap);
   WriteJsonMember(w, "user_id", r.user_id);
   WriteJsonMember(w, "keyfile_path", r.keyfile_path);
   WriteJsonMember(w, "ceph_conf_path", r.ceph_conf_path);

@@ -54,6 +54,10 @@ struct VolumeRecord {
   std::string pool;
   std::string rados_namespace;           // "" for the default namespace
   std::string image;
+  // The snapshot of `image` the volume maps (read-only); "" for the image
+  // itself. Absent in older records (and written only when set): "". A
+  // re-attach and an adoption serve exactly this, never the image's head.
+  std::string snap;
   std::string user_id;                   // cephx user, without "client."
   std::string keyfile_path;              // the key itself is never recorded
   std::string ceph_conf_path;
@@ -100,7 +104,7 @@ struct VolumeRecord {
 };
 
 // The image `record` maps, as the cluster is reached: pool, namespace,
-// image, monitors, ceph.conf, cephx user and key file.
+// image, snapshot, monitors, ceph.conf, cephx user and key file.
 ImageSpec RecordedImage(const VolumeRecord& record);
 
 // Compact JSON with one member per field, named as above.
@@ -109,9 +113,11 @@ std::string EncodeVolumeRecord(const VolumeRecord& record);
 // Parses and validates JSON from EncodeVolumeRecord. Every field is
 // required and type-checked, except those added after the first release
 // (the `created` flags, the mount flags, `single_writer`, `multi_node`, `luks_mapper`,
-// `rbd_clients` and `rbd_clients_before`, each CephClient::ToString text), which older
+// `snap`, `rbd_clients` and `rbd_clients_before`, each CephClient::ToString text), which older
 // records lack; unknown members are ignored, so an older daemon
 // can still read (and, on its next Put, drop) a newer daemon's additions.
+// A `snap` present is a name by CheckCephName (ceph/image_spec.h): it goes
+// onto rbd-nbd's command line at every re-attach.
 // Corruption names the field:
 // "field monitors[1]: expected a string".
 Result<VolumeRecord> DecodeVolumeRecord(std::string_view json);

@@ -16,6 +16,18 @@ std::vector<CephClient> All(const ImageClients& seen) {
 
 }  // namespace
 
+ImageRole RoleOf(const MapRequest& request) {
+  if (!request.image.snap.empty()) return ImageRole::kSnapshot;
+  if (request.read_only || request.multi_node) return ImageRole::kUnfenced;
+  return ImageRole::kSingleWriter;
+}
+
+OwnClients NotForeign(const OwnClients& own, const OwnClients& snapshot_mappings) {
+  OwnClients all = own;
+  all.insert(snapshot_mappings.begin(), snapshot_mappings.end());
+  return all;
+}
+
 std::vector<CephClient> ForeignClients(const ImageClients& seen, const OwnClients& own) {
   std::vector<CephClient> foreign;
   for (const CephClient& c : All(seen)) {

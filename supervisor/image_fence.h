@@ -22,6 +22,17 @@
 // processes (the caller breaks only after that process died); a stranger's
 // lock is never broken, whatever mode the volume is in.
 //
+// A snapshot's mapping (ImageSpec::snap) is no writer: it is read-only,
+// and rbd-nbd on a snapshot holds no exclusive lock (librbd shuts the lock
+// down on moving to a snapshot; --exclusive is refused,
+// supervisor/rbd_nbd_options.h).
+// It is never fenced, whoever writes the image's head, and no lock is ever
+// broken for it: a lock owner among its clients can only be a writer. It
+// still watches the image's header, as every rbd-nbd does, so its clients
+// are learnt like a writer's and a single-node mapping of the same image
+// on this node does not count them as foreign (RoleOf, NotForeign).
+// Another node's snapshot map looks like any other client there.
+//
 // Own processes are known by difference: the clients present once one of
 // them printed its device (or exited without), and absent before it started.
 // Pure; any thread.
@@ -34,10 +45,25 @@
 
 #include "base/status.h"
 #include "ceph/image_clients.h"
+#include "supervisor/supervisor_config.h"
 
 namespace nbdk {
 
 using OwnClients = std::set<CephClient>;
+
+// A mapping's part in the rule, from its request.
+enum class ImageRole {
+  kSingleWriter,  // fenced before each map and re-attach; its own dead lock is broken
+  kUnfenced,      // read-only, or MULTI_NODE_MULTI_WRITER block: not fenced; its own dead lock is broken
+  kSnapshot,      // a snapshot: not fenced, no lock broken, not foreign to this node's writers
+};
+ImageRole RoleOf(const MapRequest& request);
+
+// The clients a single-node mapping's checks do not count as foreign: its
+// own, and those of this node's snapshot mappings of the same image
+// (`snapshot_mappings`). Only `own` are ever the owner whose lock is broken
+// (OwnLockToBreak).
+OwnClients NotForeign(const OwnClients& own, const OwnClients& snapshot_mappings);
 
 // Every watcher and the lock owner that is not in `own`, each once.
 std::vector<CephClient> ForeignClients(const ImageClients& seen, const OwnClients& own);

@@ -72,7 +72,7 @@ void Mapping::Transition(MappingState to, std::string reason) {
        {"reason", reason_},
        {"device", device_},
        {"pid", ServerPid()}});
-  if (env_.on_state) env_.on_state(request_.volume_id, request_.image.Path(), device_, to);
+  if (env_.on_state) env_.on_state(request_.volume_id, request_.image.Spec(), device_, to);
 }
 
 Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* role) {
@@ -122,7 +122,7 @@ void Mapping::StartMap(MapDone done) {
 void Mapping::SpawnMap() {
   Status s = SpawnRbdNbd(RbdNbdMapArgv(env_.config, request_, cookie_), "map");
   if (!s.ok()) {
-    FailMap(s.WithContext("map " + request_.image.Path()));
+    FailMap(s.WithContext("map " + request_.image.Spec()));
     return;
   }
   phase_timer_ = std::make_unique<Timer>(env_.loop);
@@ -208,7 +208,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
   switch (state_) {
     case MappingState::kMapping:
     {
-      std::string what = "rbd-nbd map " + request_.image.Path() + " " + detail +
+      std::string what = "rbd-nbd map " + request_.image.Spec() + " " + detail +
                          (stderr_tail.empty() ? "" : ": " + stderr_tail);
       FailMap(killed ? Status::DeadlineExceeded(what) : Status::Unavailable(what));
     }

@@ -70,6 +70,10 @@ class Mapping {
     // Called when the server's pid or the volume's own Ceph clients change
     // (see Supervisor::SetServerChanged).
     std::function<void(const std::string& volume_id)> on_server_changed;
+    // The clients of this node's snapshot mappings of an image
+    // ("pool/[ns/]image"): not foreign to a single-node mapping of it
+    // (supervisor/image_fence.h NotForeign).
+    std::function<OwnClients(const std::string& image_path)> snapshot_clients;
     // Called after each state change (see Supervisor::SetStateChanged).
     std::function<void(const std::string& volume_id, const std::string& image, const std::string& device,
                        MappingState state)>
@@ -132,6 +136,8 @@ class Mapping {
   const std::string& reason() const { return reason_; }
   const std::string& device() const { return device_; }
   const MapRequest& request() const { return request_; }
+  // The Ceph clients of this volume's rbd-nbd processes, past and present.
+  const OwnClients& own_clients() const { return own_clients_; }
   MappingSnapshot Snapshot() const;
 
  private:
@@ -177,7 +183,11 @@ class Mapping {
   // mapping_fence.cc: the image's other clients (supervisor/image_fence.h).
   void CheckClientsBeforeMap();
   void CheckClientsBeforeAttach();
-  bool Fenceable() const { return !request_.read_only && !request_.multi_node; }
+  bool Fenceable() const { return RoleOf(request_) == ImageRole::kSingleWriter; }
+  // Fenced mappings and snapshots learn their own clients (image_fence.h).
+  bool TracksClients() const { return RoleOf(request_) != ImageRole::kUnfenced; }
+  // What a single-node mapping's checks do not count as foreign.
+  OwnClients NotForeignClients() const;
   void Fence(std::string reason);
   // Adds the clients that appeared since `before` to own_clients_, then
   // runs `then` (also when they cannot be listed).

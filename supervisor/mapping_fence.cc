@@ -14,6 +14,10 @@ std::string Names(const std::vector<CephClient>& clients) {
 
 }  // namespace
 
+OwnClients Mapping::NotForeignClients() const {
+  return NotForeign(own_clients_, env_.snapshot_clients ? env_.snapshot_clients(request_.image.Path()) : OwnClients{});
+}
+
 void Mapping::CheckClientsBeforeMap() {
   std::weak_ptr<bool> weak = alive_;
   uint64_t epoch = epoch_;
@@ -21,7 +25,7 @@ void Mapping::CheckClientsBeforeMap() {
     if (weak.expired() || epoch != epoch_ || state_ != MappingState::kMapping) return;
     if (!seen.ok()) return FailMap(seen.status().WithContext("list the clients of image " + request_.image.Path()));
     if (Fenceable()) {
-      if (Status s = CheckMayMap(request_.image.Path(), *seen, own_clients_); !s.ok()) return FailMap(s);
+      if (Status s = CheckMayMap(request_.image.Path(), *seen, NotForeignClients()); !s.ok()) return FailMap(s);
     }
     before_start_ = std::move(seen).value();
     SpawnMap();
@@ -41,11 +45,14 @@ void Mapping::CheckClientsBeforeAttach() {
     if (!seen.ok()) return OnAttachFailed("list the image's clients: " + seen.status().message());
     ClaimPendingClients(*seen);
     if (Fenceable()) {
-      ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, own_clients_);
+      ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, NotForeignClients());
       if (check.verdict == ReattachVerdict::kFence) return Fence(check.why.message());
       if (check.verdict == ReattachVerdict::kWait) return OnAttachFailed(check.why.message());
     }
     before_start_ = std::move(seen).value();
+    // A snapshot's own clients never held the lock: an owner among them
+    // is a writer's, perhaps this node's own live one.
+    if (RoleOf(request_) == ImageRole::kSnapshot) return SpawnAttach();
     if (std::optional<CephClient> owner = OwnLockToBreak(before_start_, own_clients_)) {
       env_.lock_breaker.BreakLock(request_.image, *owner, [this, weak](Status s) {
         if (weak.expired() || s.ok()) return;

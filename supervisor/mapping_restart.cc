@@ -22,10 +22,10 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   ++server_generation_;
   FindAdoptedScope(pid);
   Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
-  if (!Fenceable()) return Status::Ok();
+  if (!TracksClients()) return Status::Ok();
   if (server_clients_pending_) {
     IdentifyOwnClients(before_start_, [] {});
-  } else if (own_clients_.empty()) {
+  } else if (own_clients_.empty() && Fenceable()) {
     // A record from before clients were journaled: while a single-node
     // server of ours runs, every client of its image is ours.
     IdentifyOwnClients({}, [] {});

@@ -6,6 +6,7 @@ MappingSnapshot Mapping::Snapshot() const {
   MappingSnapshot s;
   s.volume_id = request_.volume_id;
   s.image = request_.image.Path();
+  s.snap = request_.image.snap;
   s.state = state_;
   s.reason = reason_;
   s.ms_in_state = env_.loop.NowMs() - state_since_ms_;
@@ -30,7 +31,7 @@ MappingSnapshot Mapping::Snapshot() const {
   s.output_tail = log_.Tail();
   s.log_path = log_.path();
   s.own_clients.assign(own_clients_.begin(), own_clients_.end());
-  if (server_clients_pending_ && Fenceable()) s.clients_before_server = NewClients({}, before_start_);
+  if (server_clients_pending_ && TracksClients()) s.clients_before_server = NewClients({}, before_start_);
   return s;
 }
 

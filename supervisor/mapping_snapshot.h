@@ -21,6 +21,7 @@ inline const char* CgroupModeName(CgroupMode m) { return m == CgroupMode::kScope
 struct MappingSnapshot {
   std::string volume_id;
   std::string image;  // "pool/[ns/]image"
+  std::string snap;   // the snapshot mapped; "" for the image itself
   MappingState state = MappingState::kMapping;
   std::string reason;  // why it entered `state`
   uint64_t ms_in_state = 0;

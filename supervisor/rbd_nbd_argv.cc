@@ -18,6 +18,7 @@ Status ValidateMapRequest(const MapRequest& r) {
   NBDK_RETURN_IF_ERROR(CheckCephName("pool", r.image.pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("rados_namespace", r.image.rados_namespace, false));
   NBDK_RETURN_IF_ERROR(CheckCephName("image", r.image.image, true));
+  NBDK_RETURN_IF_ERROR(CheckCephName("snap", r.image.snap, false));
   NBDK_RETURN_IF_ERROR(CheckCephxUserId("user_id", r.image.user_id));
   // Each is one argv token after its option; a leading '-' would make it one.
   if (r.image.keyfile.empty()) return Status::InvalidArgument("keyfile: missing");
@@ -29,7 +30,10 @@ Status ValidateMapRequest(const MapRequest& r) {
   if (r.cookie.find_first_of(" \t\n") != std::string::npos) {
     return Status::InvalidArgument("cookie '" + r.cookie + "': contains spaces");
   }
-  return ValidateRbdNbdOptions(r.map_options);
+  NBDK_RETURN_IF_ERROR(ValidateRbdNbdOptions(r.map_options));
+  if (r.image.snap.empty()) return Status::Ok();
+  if (!r.read_only) return Status::InvalidArgument("snap '" + r.image.snap + "': a snapshot is mapped read-only");
+  return CheckSnapshotMapOptions(r.map_options);
 }
 
 namespace {
@@ -51,7 +55,7 @@ void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig&
   if (!r.image.ceph_conf.empty()) argv.insert(argv.end(), {"-c", r.image.ceph_conf});
   if (r.read_only) argv.push_back("--read-only");
   argv.insert(argv.end(), r.map_options.begin(), r.map_options.end());
-  argv.push_back(r.image.Path());
+  argv.push_back(r.image.Spec());
 }
 }  // namespace
 
@@ -98,16 +102,17 @@ std::vector<std::string> Split(const std::string& s, char separator) {
   }
 }
 
-// "pool/image" or "pool/namespace/image", as ImageSpec::Path writes it:
-// no part empty, so the image reads back to the same text.
-Status ReadImagePath(const std::string& path, ImageSpec* image) {
+// "pool/[namespace/]image[@snap]", as ImageSpec::Spec writes it: no part
+// empty, so the image reads back to the same text.
+Status ReadImageSpec(const std::string& spec, ImageSpec* image) {
   ImageSpec read;
-  if (!SplitImagePath(path, &read) || read.pool.empty() || read.image.empty() || read.Path() != path) {
-    return ArgvError("image '" + path + "' is not pool/[namespace/]image");
+  if (!SplitImageSpec(spec, &read) || read.pool.empty() || read.image.empty() || read.Spec() != spec) {
+    return ArgvError("image '" + spec + "' is not pool/[namespace/]image[@snap]");
   }
   image->pool = read.pool;
   image->rados_namespace = read.rados_namespace;
   image->image = read.image;
+  image->snap = read.snap;
   return Status::Ok();
 }
 
@@ -178,7 +183,7 @@ Result<RbdNbdCommandLine> ParseRbdNbdArgv(const std::vector<std::string>& argv) 
     line.device = positionals[0];
     return line;
   }
-  NBDK_RETURN_IF_ERROR(ReadImagePath(positionals[0], &r.image));
+  NBDK_RETURN_IF_ERROR(ReadImageSpec(positionals[0], &r.image));
   return line;
 }
 

@@ -23,7 +23,9 @@
 namespace nbdk {
 
 // Checks everything a map needs (the volume ID by journal/volume_id.h), the map options against their allow-list
-// (supervisor/rbd_nbd_options.h); the error names the offending field.
+// (supervisor/rbd_nbd_options.h); a snapshot is mapped read-only and
+// without --exclusive (CheckSnapshotMapOptions). The error names the
+// offending field.
 Status ValidateMapRequest(const MapRequest& request);
 
 // `rbd-nbd map -f ...`: the foreground child that becomes the server.
@@ -52,7 +54,7 @@ struct RbdNbdCommandLine {
   bool foreground = false;          // -f
   uint32_t reattach_timeout_s = 0;  // --reattach-timeout; 0 when absent
   std::string device;               // attach: --device; unmap: its argument
-  // The image (pool/[namespace/]image, --id, --keyfile, --mon_host, -c),
+  // The image (pool/[namespace/]image[@snap], --id, --keyfile, --mon_host, -c),
   // --read-only, the map options and --cookie; volume_id is not in argv
   // and stays empty.
   MapRequest request;
@@ -68,7 +70,7 @@ struct RbdNbdCommandLine {
 // validate. InvalidArgument naming what is wrong: no command, a command
 // other than map, attach or unmap, an option without its value or given
 // twice, a --reattach-timeout that is not a number of seconds, no image or
-// two, an image that is not pool/[namespace/]image.
+// two, an image that is not pool/[namespace/]image[@snap].
 Result<RbdNbdCommandLine> ParseRbdNbdArgv(const std::vector<std::string>& argv);
 
 }  // namespace nbdk

@@ -196,4 +196,15 @@ Status ValidateRbdNbdOptions(const std::vector<std::string>& tokens) {
   return Status::Ok();
 }
 
+Status CheckSnapshotMapOptions(const std::vector<std::string>& tokens) {
+  for (const std::string& token : tokens) {
+    auto canonical = CanonicalToken(std::string_view(token).substr(token.starts_with("--") ? 2 : 0));
+    if (canonical.ok() && *canonical == "--exclusive") {
+      return Status::InvalidArgument("map option " + QuoteField(token) +
+                                     " is not allowed for a snapshot: it would take the image's exclusive lock");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace nbdk

@@ -36,4 +36,11 @@ Result<std::vector<std::string>> ParseRbdNbdOptions(std::string_view csv);
 // allow-list, one "--name[=value]" token per option.
 Status ValidateRbdNbdOptions(const std::vector<std::string>& tokens);
 
+// The rule for a snapshot's mapping, on tokens the allow-list passed:
+// "--exclusive" is refused, naming it. rbd-nbd asks for the image's
+// exclusive lock before it moves to the snapshot (where librbd lets it go
+// again): a read-only map would take the lock from the image's writer, and
+// means nothing on a snapshot no one else may write either.
+Status CheckSnapshotMapOptions(const std::vector<std::string>& tokens);
+
 }  // namespace nbdk

@@ -24,12 +24,23 @@ std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
                    [this](const std::string& id) {
                      if (server_changed_) server_changed_(id);
                    },
+                   [this](const std::string& image_path) { return SnapshotClients(image_path); },
                    [this](const std::string& id, const std::string& image, const std::string& device,
                           MappingState state) {
                      if (state_changed_) state_changed_(id, image, device, state);
                    },
                    scopes_};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
+}
+
+OwnClients Supervisor::SnapshotClients(const std::string& image_path) const {
+  OwnClients clients;
+  for (const auto& [id, m] : mappings_) {
+    if (RoleOf(m->request()) == ImageRole::kSnapshot && m->request().image.Path() == image_path) {
+      clients.insert(m->own_clients().begin(), m->own_clients().end());
+    }
+  }
+  return clients;
 }
 
 Mapping* Supervisor::Find(const std::string& volume_id) const {
@@ -56,9 +67,9 @@ void Supervisor::Map(MapRequest request, std::function<void(Result<std::string>)
   }
   if (Mapping* m = Find(request.volume_id)) {
     const std::string& id = request.volume_id;
-    if (m->request().image.Path() != request.image.Path()) {
-      done(Status::AlreadyExists("volume " + id + " is mapped to " + m->request().image.Path() + ", not " +
-                                 request.image.Path()));
+    if (m->request().image.Spec() != request.image.Spec()) {
+      done(Status::AlreadyExists("volume " + id + " is mapped to " + m->request().image.Spec() + ", not " +
+                                 request.image.Spec()));
       return;
     }
     switch (m->state()) {

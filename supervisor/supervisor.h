@@ -47,7 +47,8 @@ class Supervisor {
   Supervisor& operator=(const Supervisor&) = delete;
 
   // Maps the volume; `done` gets "/dev/nbdN" once rbd-nbd printed it and
-  // io_timeout was written. Idempotent: the same volume and image already
+  // io_timeout was written. Idempotent: the same volume and image (and
+  // snapshot) already
   // Connected returns its device; a map in flight is joined. Errors:
   // InvalidArgument (bad request, forbidden map option such as a non-zero
   // --io-timeout), AlreadyExists (volume mapped to another image),
@@ -92,8 +93,8 @@ class Supervisor {
   //  - the volume's own Ceph clients grew (supervisor/image_fence.h).
   void SetServerChanged(std::function<void(const std::string& volume_id)> cb) { server_changed_ = std::move(cb); }
 
-  // `cb` runs after each state change of a mapping, with its image
-  // ("pool/[ns/]image") and device ("" until known): what keeps the stable
+  // `cb` runs after each state change of a mapping, with what it maps
+  // ("pool/[ns/]image[@snap]") and device ("" until known): what keeps the stable
   // device names (supervisor/device_links.h).
   using StateChanged = std::function<void(const std::string& volume_id, const std::string& image,
                                           const std::string& device, MappingState state)>;
@@ -145,6 +146,9 @@ class Supervisor {
 
  private:
   std::unique_ptr<Mapping> NewMapping(MapRequest request);
+  // The clients of the snapshot mappings of the image "pool/[ns/]image"
+  // (Mapping::Env::snapshot_clients).
+  OwnClients SnapshotClients(const std::string& image_path) const;
   // Validates a restored mapping and adds it to the table (not started).
   Result<Mapping*> AddRestored(AdoptRequest& request);
   void Retire(const std::string& volume_id);

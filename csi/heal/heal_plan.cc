@@ -31,7 +31,7 @@ std::string_view HealActionName(HealAction action) {
 
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record) {
   std::optional<RbdNbdCommandLine> line = ServerCommandLine(process);
-  return line && line->request.cookie == record.cookie && line->request.image.Path() == RecordedImage(record).Path();
+  return line && line->request.cookie == record.cookie && line->request.image.Spec() == RecordedImage(record).Spec();
 }
 
 std::string IdentityProblem(const RbdNbdProcess& p, const VolumeRecord& r, const NbdDeviceView& device,

@@ -89,7 +89,9 @@ std::string_view HealActionName(HealAction action);
 // Whether `process` is an rbd-nbd map or attach for `record`: argv[0]'s
 // basename is "rbd-nbd", its argv reads (ParseRbdNbdArgv,
 // supervisor/rbd_nbd_argv.h) as a map or attach whose --cookie is
-// record.cookie and whose image is the record's "pool/[ns/]image".
+// record.cookie and whose image is the record's "pool/[ns/]image[@snap]":
+// a server of the image's head never serves a snapshot's record, nor the
+// reverse.
 bool ServesRecord(const RbdNbdProcess& process, const VolumeRecord& record);
 
 // Why `process`, which ServesRecord, must not be adopted (see the top of

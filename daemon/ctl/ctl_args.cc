@@ -52,10 +52,11 @@ Status CheckMountPath(const std::string& field, const std::string& v) {
   return Status::Ok();
 }
 
-// The daemon's own allow-list, so a refused option fails here, unmapped.
-Status CheckMapOptions(const std::string& field, const std::string& v) {
+// The daemon's own allow-list (and its rule for a snapshot), so a refused
+// option fails here, unmapped.
+Status CheckMapOptions(const std::string& field, const std::string& v, bool snapshot) {
   if (v.empty()) return Status::Ok();
-  auto args = MapOptionArguments("nbd:" + v);
+  auto args = MapOptionArguments("nbd:" + v, snapshot);
   return args.ok() ? Status::Ok() : args.status().WithContext(field);
 }
 
@@ -88,7 +89,7 @@ Status SetSize(const std::string& v, CtlCommand* c) {
 
 Status AddMapOptions(const std::string& v, CtlCommand* c) {
   if (v.empty()) return Status::InvalidArgument("-o: an empty option list");
-  NBDK_RETURN_IF_ERROR(CheckMapOptions("-o", v));
+  NBDK_RETURN_IF_ERROR(CheckMapOptions("-o", v, false));
   std::string& o = c->map.map_options;
   o += (o.empty() ? "" : ",") + v;
   return Status::Ok();
@@ -153,7 +154,7 @@ Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos) {
   };
   switch (c->action) {
     case CtlAction::kMap:
-      NBDK_RETURN_IF_ERROR(want(1, "map [POOL/[NAMESPACE/]]IMAGE [options]"));
+      NBDK_RETURN_IF_ERROR(want(1, "map [POOL/[NAMESPACE/]]IMAGE[@SNAP] [options]"));
       return ParseImageSpec(pos[0], &c->map);
     case CtlAction::kUnmap:
     case CtlAction::kLogs:
@@ -178,22 +179,25 @@ Status CheckPositionals(CtlCommand* c, const std::vector<std::string>& pos) {
 Status CheckMapSpec(const MapSpec& m) {
   NBDK_RETURN_IF_ERROR(CheckFsType("fs", m.fs_type));
   NBDK_RETURN_IF_ERROR(CheckMountPath("mount", m.mount));
-  NBDK_RETURN_IF_ERROR(CheckMapOptions("options", m.map_options));
+  NBDK_RETURN_IF_ERROR(CheckMapOptions("options", m.map_options, !m.snap.empty()));
   if (m.block && !m.mount_options.empty()) return Status::InvalidArgument("mount_options: a block volume has no filesystem");
   if (!m.mount_options.empty()) {
     auto flags = ParseMountFlags(m.mount_options, m.fs_type, "mount_options");
     if (!flags.ok()) return flags.status();
   }
-  // The daemon's Node service, its journal and its heal know an image, not
-  // a snapshot of one: mapping the image instead would be worse than no map.
-  if (!m.snap.empty()) {
-    return Status::InvalidArgument(QuoteField(m.Spec()) +
-                                   ": nbdkeeperd does not map snapshots yet (rbd device map -t nbd --read-only does)");
+  if (m.snap.empty()) return Status::Ok();
+  // `rbd snap create` makes a snapshot; a LUKS header is opened read-write.
+  if (m.size_bytes > 0) {
+    return Status::InvalidArgument("--size: " + QuoteField(m.Spec()) + " is a snapshot; map never makes one");
+  }
+  if (!m.passphrase_file.empty()) {
+    return Status::InvalidArgument("encrypt: " + QuoteField(m.Spec()) +
+                                   " is a snapshot, which nbdkeeper does not decrypt");
   }
   return Status::Ok();
 }
 
-std::string StaticVolumeId(const MapSpec& spec) { return spec.image; }
+std::string StaticVolumeId(const MapSpec& spec) { return spec.image + (spec.snap.empty() ? "" : ".snap." + spec.snap); }
 
 std::string MapSpec::Spec() const {
   return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image + (snap.empty() ? "" : "@" + snap);
@@ -223,25 +227,18 @@ Result<int64_t> ParseSize(std::string_view text) {
 }
 
 Status ParseImageSpec(std::string_view text, MapSpec* out) {
-  std::string_view path = text, snap;
-  if (size_t at = text.find('@'); at != std::string_view::npos) {
-    path = text.substr(0, at);
-    snap = text.substr(at + 1);
-    if (snap.empty()) return Status::InvalidArgument(QuoteField(text) + ": no snapshot name after '@'");
-  }
-  ImageSpec image;
+  std::string_view path = text.substr(0, text.find('@'));
   // As rbd: an image alone is in the pool "rbd".
   bool bare = !path.empty() && path.find('/') == std::string_view::npos;
-  if (bare) {
-    image.pool = "rbd";
-    image.image = std::string(path);
-  } else if (!SplitImagePath(path, &image)) {
+  ImageSpec image;
+  if (!SplitImageSpec((bare ? "rbd/" : "") + std::string(text), &image)) {
+    if (text.ends_with('@')) return Status::InvalidArgument(QuoteField(text) + ": no snapshot name after '@'");
     return Status::InvalidArgument(QuoteField(text) + " is not [POOL/[NAMESPACE/]]IMAGE[@SNAP]");
   }
   out->pool = image.pool;
   out->image = image.image;
   out->rados_namespace = image.rados_namespace;
-  out->snap = std::string(snap);
+  out->snap = image.snap;
   NBDK_RETURN_IF_ERROR(CheckCephName("pool", out->pool, true));
   NBDK_RETURN_IF_ERROR(CheckCephName("namespace", out->rados_namespace, false));
   NBDK_RETURN_IF_ERROR(CheckCephName("snapshot", out->snap, false));
@@ -307,12 +304,13 @@ The operator's command line for nbdkeeperd: maps Ceph RBD images through the
 daemon's CSI socket and reads its health endpoint.
 
 Commands:
-  map [POOL/[NAMESPACE/]]IMAGE [--cluster NAME] [--id USER] [--keyfile FILE]
-      [--fs ext4|xfs | --block] [--mount PATH] [--mount-options OPTS]
-      [-o|--options OPTS] [--exclusive] [--ro] [--size SIZE] [--persist]
-      [--encrypt PASSPHRASE_FILE] [--quiet | --json]
+  map [POOL/[NAMESPACE/]]IMAGE[@SNAP] [--cluster NAME] [--id USER]
+      [--keyfile FILE] [--fs ext4|xfs | --block] [--mount PATH]
+      [--mount-options OPTS] [-o|--options OPTS] [--exclusive] [--ro]
+      [--size SIZE] [--persist] [--encrypt PASSPHRASE_FILE] [--quiet | --json]
                      stage (and with --mount publish) the image (pool "rbd"
-                     when none is named; not a snapshot yet); --size
+                     when none is named), or its snapshot SNAP read-only (as
+                     rbd device map); --size
                      creates it first; --persist brings it back after a
                      reboot; --encrypt: LUKS2 as ceph-csi's, the passphrase
                      the file's bytes (mode 0600; with --size, or an image

@@ -29,7 +29,7 @@ struct MapSpec {
   std::string pool = "rbd";  // rbd's default pool when the spec names none
   std::string rados_namespace;
   std::string image;
-  std::string snap;          // "": the image itself (CheckMapSpec refuses a snapshot)
+  std::string snap;          // "": the image itself; a snapshot is mapped read-only (ReadOnly)
   // --cluster as given: a config.json cluster ID, or a ceph.conf's NAME
   // (daemon/ctl/cluster_choice.h); "": the default.
   std::string cluster;
@@ -38,7 +38,7 @@ struct MapSpec {
   std::string fs_type = "ext4";
   bool block = false;
   std::string mount;       // "": no publish (a filesystem stays at its staging mount point)
-  bool read_only = false;
+  bool read_only = false;  // --ro; see ReadOnly
   // -o: rbd-nbd's map options, comma-separated, through the daemon's
   // allow-list (csi/map_options.h); --exclusive adds "exclusive".
   std::string map_options;
@@ -51,6 +51,8 @@ struct MapSpec {
   std::string passphrase_file;
   // "pool/[ns/]image[@snap]".
   std::string Spec() const;
+  // Mapped and mounted read-only: --ro, or a snapshot (as rbd maps one).
+  bool ReadOnly() const { return read_only || !snap.empty(); }
 };
 
 enum class CtlAction { kMap, kUnmap, kUnmapAll, kExpand, kList, kWatch, kLogs, kHealth, kApply, kHelp, kVersion };
@@ -84,12 +86,14 @@ Status ParseImageSpec(std::string_view text, MapSpec* out);
 // The rules a mapping obeys however it is given (the command line or the
 // volumes file): fs type, an absolute mount point, map options through the
 // daemon's allow-list, mount options through the mount allow-list and not
-// on a block volume, and no snapshot (the daemon maps images only).
-// InvalidArgument naming the field.
+// on a block volume; a snapshot neither made (size) nor encrypted, and
+// without the map options the daemon refuses for one. InvalidArgument
+// naming the field.
 Status CheckMapSpec(const MapSpec& spec);
 
 // The volume ID `map` gives an existing image (a ceph-csi static volume):
-// its name.
+// its name; for its snapshot, "<image>.snap.<snap>" (the image's name
+// then travels as imageName, so both may be mapped side by side).
 std::string StaticVolumeId(const MapSpec& spec);
 
 std::string CtlUsage();

@@ -61,7 +61,7 @@ std::string MapJson(const MapSpec& spec, const MappedVolume& m, const std::strin
   WriteJsonMember(w, "pool", spec.pool);
   WriteJsonMember(w, "namespace", spec.rados_namespace);
   WriteJsonMember(w, "image", spec.image);
-  WriteJsonMember(w, "snap", "-");  // CheckMapSpec refuses a snapshot
+  WriteJsonMember(w, "snap", spec.snap.empty() ? "-" : spec.snap);
   WriteJsonMember(w, "device", m.device);
   WriteJsonMember(w, "link", m.link);
   WriteJsonMember(w, "mount_point", m.mount_point);
@@ -140,7 +140,7 @@ int UnmapCommand(MapContext& ctx, const CtlCommand& c) {
   if (persisted.ok() && std::erase_if(*persisted, [&](const PersistedVolume& p) { return p.volume_id == v->volume_id; })) {
     if (Status s = SavePersisted(file, *persisted); !s.ok()) return FailWith({kExitFailed, s.message()});
   }
-  std::printf("%s: unmapped\n", v->image.c_str());
+  std::printf("%s: unmapped\n", v->Spec().c_str());
   return kExitOk;
 }
 
@@ -168,11 +168,11 @@ int UnmapAllCommand(MapContext& ctx, const CtlCommand& c) {
     auto t0 = Clock::now();
     CtlError error;
     if (!UnmapRow(ctx, *v, c.force, &error).ok()) {
-      PrintError(v->image + ": " + error.message);
+      PrintError(v->Spec() + ": " + error.message);
       ++failures;
       continue;
     }
-    std::printf("%s: unmounted and unmapped %s (%.0f ms)\n", v->image.c_str(), v->device.c_str(), MsSince(t0));
+    std::printf("%s: unmounted and unmapped %s (%.0f ms)\n", v->Spec().c_str(), v->device.c_str(), MsSince(t0));
     std::fflush(stdout);
   }
   std::printf("unmapped %zu volume(s) in %.0f ms, %d failed\n", order.size() - static_cast<size_t>(failures), MsSince(start), failures);

@@ -25,14 +25,19 @@ csi::v1::VolumeCapability CapabilityFor(const MapSpec& spec) {
     cap.mutable_mount()->set_fs_type(spec.fs_type);
     for (const std::string& o : spec.mount_options) cap.mutable_mount()->add_mount_flags(o);
   }
-  cap.mutable_access_mode()->set_mode(spec.read_only ? AccessMode::SINGLE_NODE_READER_ONLY
-                                                     : AccessMode::SINGLE_NODE_WRITER);
+  cap.mutable_access_mode()->set_mode(spec.ReadOnly() ? AccessMode::SINGLE_NODE_READER_ONLY
+                                                       : AccessMode::SINGLE_NODE_WRITER);
   return cap;
 }
 
-// The volume context of a static volume (and what a made one adds to its own).
+// The volume context of a static volume (and what a made one adds to its
+// own). A snapshot's volume ID is not its image's name: imageName is.
 void AddMapContext(const MapSpec& spec, std::map<std::string, std::string>* context) {
   (*context)["mounter"] = "rbd-nbd";
+  if (!spec.snap.empty()) {
+    (*context)["imageName"] = spec.image;
+    (*context)["imageSnapshot"] = spec.snap;
+  }
   if (!spec.rados_namespace.empty()) (*context)["radosNamespace"] = spec.rados_namespace;
   if (!spec.map_options.empty()) (*context)["mapOptions"] = "nbd:" + spec.map_options;
   if (!spec.passphrase_file.empty()) (*context)["encrypted"] = "true";
@@ -152,7 +157,7 @@ Status MapOperations::StageAndPublish(const MapSpec& spec, const std::string& vo
   publish.set_volume_id(volume_id);
   publish.set_staging_target_path(staging);
   publish.set_target_path(spec.mount);
-  publish.set_readonly(spec.read_only);
+  publish.set_readonly(spec.ReadOnly());
   *publish.mutable_volume_capability() = CapabilityFor(spec);
   grpc::ClientContext publish_ctx;
   csi::v1::NodePublishVolumeResponse published;
@@ -193,7 +198,7 @@ Status MapOperations::Unmap(const VolumeRow& volume) {
   grpc::ClientContext ctx;
   csi::v1::NodeUnstageVolumeResponse resp;
   grpc::Status s = client_.node().NodeUnstageVolume(&ctx, req, &resp);
-  if (!s.ok()) return Failed(FromGrpc(s, "unmap " + volume.image));
+  if (!s.ok()) return Failed(FromGrpc(s, "unmap " + volume.Spec()));
   return Status::Ok();
 }
 
@@ -221,8 +226,10 @@ Result<int64_t> MapOperations::Expand(const VolumeRow& volume, int64_t size_byte
   csi::v1::NodeExpandVolumeResponse resp;
   grpc::Status s = client_.node().NodeExpandVolume(&ctx, req, &resp);
   if (!s.ok()) {
-    CtlError e = FromGrpc(s, "expand " + volume.image);
-    if (!DecodeVolumeId(volume.volume_id).ok()) e.message += " (a static image grows with `rbd resize` first)";
+    CtlError e = FromGrpc(s, "expand " + volume.Spec());
+    if (!DecodeVolumeId(volume.volume_id).ok() && volume.snap.empty()) {
+      e.message += " (a static image grows with `rbd resize` first)";
+    }
     return Failed(e);
   }
   return resp.capacity_bytes();

@@ -5,7 +5,9 @@
 // run by nbdkeeper-volumes.service). It names the key file, never the key.
 // An operator may write or edit it by hand: only "image" is required, every
 // other field has `map`'s default, and a missing "volume_id" is the one
-// `map` gives an existing image (its name).
+// `map` gives an existing image (its name). "image" is `map`'s argument,
+// "pool/[ns/]image[@snap]" as rbdmap's file has it: a snapshot is mapped
+// read-only whatever "ro" says.
 //
 //   {"volumes": [{"image": "rbd/db", "cluster": "ceph", "id": "admin",
 //                 "keyfile": "/etc/ceph/db.key", "fs": "ext4", "block": false,

@@ -53,6 +53,7 @@ Result<DaemonStatus> ParseDaemonStatus(std::string_view json) {
     VolumeRow row;
     row.volume_id = Str(v, "volume_id");
     row.image = Str(v, "image");
+    row.snap = Str(v, "snap");
     row.access = Str(v, "access");
     row.journal_state = Str(v, "journal_state");
     row.state = Str(v, "state");
@@ -82,11 +83,12 @@ const VolumeRow* FindVolume(const DaemonStatus& status, const std::string& key) 
   const VolumeRow* by_name = nullptr;
   int named = 0;
   for (const VolumeRow& v : status.volumes) {
-    if (v.volume_id == key || v.image == key || (!v.device.empty() && v.device == key) || v.staging_path == key ||
+    std::string spec = v.Spec();
+    if (v.volume_id == key || spec == key || (!v.device.empty() && v.device == key) || v.staging_path == key ||
         v.MountPoint() == key || std::find(v.targets.begin(), v.targets.end(), key) != v.targets.end()) {
       return &v;
     }
-    if (v.image.size() > key.size() && v.image.ends_with("/" + key)) {
+    if (spec.size() > key.size() && spec.ends_with("/" + key)) {
       by_name = &v;
       ++named;
     }
@@ -101,7 +103,7 @@ std::string RenderTable(const DaemonStatus& status, bool colour) {
     std::string heal = v.restarts > 0 && v.state == "Connected" ? Ago(v.seconds_in_state) : "-";
     std::string device = v.device.empty() ? "-" : v.device;
     if (!v.luks_mapper.empty()) device += " (" + v.luks_mapper + ")";
-    rows.push_back({v.volume_id, v.image, device, v.state,
+    rows.push_back({v.volume_id, v.Spec(), device, v.state,
                     v.pid > 0 ? std::to_string(v.pid) : "-", std::to_string(v.restarts), heal,
                     v.MountPoint().empty() ? "-" : v.MountPoint()});
   }
@@ -138,11 +140,11 @@ std::string RenderJson(const DaemonStatus& status) {
     WriteJsonMember(w, "pool", image.pool);
     WriteJsonMember(w, "namespace", image.rados_namespace);
     WriteJsonMember(w, "image", image.image);
-    WriteJsonMember(w, "snap", "-");  // the daemon maps images, never snapshots
+    WriteJsonMember(w, "snap", v.snap.empty() ? "-" : v.snap);
     WriteJsonMember(w, "device", v.device);
     // nbdkeeper's own.
     WriteJsonMember(w, "volume", v.volume_id);
-    WriteJsonMember(w, "spec", v.image);
+    WriteJsonMember(w, "spec", v.Spec());
     WriteJsonMember(w, "link", v.link);
     if (!v.luks_mapper.empty()) WriteJsonMember(w, "luks_mapper", v.luks_mapper);
     WriteJsonMember(w, "access", v.access);

@@ -13,6 +13,7 @@ namespace nbdk::ctl {
 struct VolumeRow {
   std::string volume_id;
   std::string image;          // "pool/[ns/]image"
+  std::string snap;           // the snapshot mapped; "" for the image itself
   std::string access;         // "ext4", "xfs", "block"
   std::string journal_state;  // "staged", "staging", ""
   std::string state;          // the mapping's: Connected, Reattaching, ..., Unmapped, StaleBoot
@@ -30,6 +31,8 @@ struct VolumeRow {
   // Where the volume is mounted for use: its first target, else (a
   // filesystem) its staging mount point, else "".
   std::string MountPoint() const;
+  // "pool/[ns/]image[@snap]": what the volume maps.
+  std::string Spec() const { return image + (snap.empty() ? "" : "@" + snap); }
 };
 
 struct DaemonStatus {
@@ -41,9 +44,9 @@ struct DaemonStatus {
 // Parses /status. Corruption naming the field for anything unexpected.
 Result<DaemonStatus> ParseDaemonStatus(std::string_view json);
 
-// The volume `key` names: its volume ID, image ("pool/image" or just the
-// image name when only one volume has it), device, staging path, staging
-// mount point or a target. nullptr when none does.
+// The volume `key` names: its volume ID, what it maps ("pool/image[@snap]",
+// or "image[@snap]" when only one volume maps that), device, staging path,
+// staging mount point or a target. nullptr when none does.
 const VolumeRow* FindVolume(const DaemonStatus& status, const std::string& key);
 
 // The table: volume, image, device, state, pid, restarts, last heal, mount point.
@@ -51,8 +54,8 @@ std::string RenderTable(const DaemonStatus& status, bool colour);
 // The same rows as a JSON array, one object per volume: `rbd device list
 // --format json`'s keys (id: rbd-nbd's pid, pool, namespace, image: the
 // name alone, snap: "-" for none, device) beside nbdkeeper's (volume, spec:
-// "pool/[ns/]image", link: the stable name, access, state, pid, restarts,
-// seconds_in_state, mount_point, cgroup_mode, scope, targets).
+// "pool/[ns/]image[@snap]", link: the stable name, access, state, pid,
+// restarts, seconds_in_state, mount_point, cgroup_mode, scope, targets).
 std::string RenderJson(const DaemonStatus& status);
 
 }  // namespace nbdk::ctl

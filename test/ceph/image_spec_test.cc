@@ -33,5 +33,30 @@ TEST(ImageSpecTest, SplitImagePathWantsTwoOrThreeParts) {
   EXPECT_TRUE(empty_parts.image.empty());
 }
 
+TEST(ImageSpecTest, SplitImageSpecInvertsSpecWithAndWithoutASnapshot) {
+  for (const char* spec : {"rbd/img", "rbd/ns/img", "rbd/img@monday", "rbd/ns/img@monday"}) {
+    ImageSpec image;
+    ASSERT_TRUE(SplitImageSpec(spec, &image)) << spec;
+    EXPECT_EQ(image.Spec(), spec);
+  }
+  ImageSpec image;
+  ASSERT_TRUE(SplitImageSpec("rbd/ns/img@monday", &image));
+  EXPECT_EQ(image.Path(), "rbd/ns/img") << "the path names the image, not the snapshot";
+  EXPECT_EQ(image.snap, "monday");
+  ImageSpec head;
+  head.snap = "stale";
+  ASSERT_TRUE(SplitImageSpec("rbd/img", &head));
+  EXPECT_TRUE(head.snap.empty()) << "no '@': the image itself";
+}
+
+TEST(ImageSpecTest, SplitImageSpecRefusesAnEmptySnapshotAndABadPath) {
+  for (const char* spec : {"rbd/img@", "img@snap", "@snap", "a/b/c/d@snap"}) {
+    ImageSpec image;
+    image.pool = "kept";
+    EXPECT_FALSE(SplitImageSpec(spec, &image)) << spec;
+    EXPECT_EQ(image.pool, "kept") << "untouched on failure: " << spec;
+  }
+}
+
 }  // namespace
 }  // namespace nbdk

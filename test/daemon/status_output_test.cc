@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <optional>
 
 #include "daemon/config.h"
@@ -91,13 +92,17 @@ class StatusOutputTest : public ::testing::Test {
     return r.body;
   }
 
-  // Journals a staged volume `id` on `device` under `boot_id`.
-  void Stage(const std::string& id, const std::string& device, const std::string& boot_id) {
+  // Journals a staged volume `id` (of image `id`, or of its snapshot
+  // `snap`) on `device` under `boot_id`.
+  void Stage(const std::string& id, const std::string& device, const std::string& boot_id,
+             const std::string& snap = "") {
     VolumeRecord r;
     r.volume_id = id;
     r.cluster_id = "test";
     r.pool = "rbd";
     r.image = id;
+    r.snap = snap;
+    r.read_only = !snap.empty();
     r.user_id = "csi";
     r.keyfile_path = dir_ + "/no-key";
     r.nbd_device = device;
@@ -182,6 +187,36 @@ TEST_F(StatusOutputTest, AVolumeStagedBeforeTheRebootIsStaleBootWithoutADevice) 
   std::string reason = str(old, "reason");
   EXPECT_NE(reason.find("rebooted"), std::string::npos) << reason;
   EXPECT_NE(reason.find("unstage it or stage it again"), std::string::npos) << reason;
+}
+
+// /status (and the health JSON it is) names a snapshot's volume's
+// snapshot beside its image, from the journal and from a mapping alike;
+// an image's volume has no "snap".
+TEST_F(StatusOutputTest, ASnapshotsVolumeNamesTheSnapshotBesideItsImage) {
+  Stage("vol-head", "/dev/nbd2", kBoot);
+  Stage("vol-snap", "/dev/nbd3", kBoot, "monday");
+  std::ofstream(dir_ + "/fake/img1@tuesday.map") << "device=/dev/nbd4\n";
+  MapRequest req;
+  req.volume_id = "vol-map";
+  req.image = {"rbd", "", "img1", {}, "", "csi", "/etc/ceph/csi.key", "tuesday"};
+  req.read_only = true;
+  std::optional<Result<std::string>> mapped;
+  supervisor_->Map(req, [&](Result<std::string> r) { mapped = std::move(r); });
+  RunUntil([&] { return mapped.has_value(); });
+  ASSERT_TRUE(mapped && mapped->ok());
+
+  rapidjson::Document volumes = Volumes();
+  ASSERT_EQ(volumes.Size(), 3u);
+  std::map<std::string, std::pair<std::string, std::string>> seen;  // volume -> image, snap
+  for (const auto& v : volumes.GetArray()) {
+    seen[v["volume_id"].GetString()] = {v["image"].GetString(), v.HasMember("snap") ? v["snap"].GetString() : "-"};
+  }
+  EXPECT_EQ(seen["vol-head"], std::make_pair(std::string("rbd/vol-head"), std::string("-")));
+  EXPECT_EQ(seen["vol-snap"], std::make_pair(std::string("rbd/vol-snap"), std::string("monday")));
+  EXPECT_EQ(seen["vol-map"], std::make_pair(std::string("rbd/img1"), std::string("tuesday")));
+  std::optional<Status> unmapped;
+  supervisor_->Unmap("vol-map", [&](Status s) { unmapped = s; });
+  RunUntil([&] { return unmapped.has_value(); });
 }
 
 }  // namespace

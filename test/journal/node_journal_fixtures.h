@@ -63,6 +63,7 @@ inline VolumeRecord FullRecord(const std::string& volume_id) {
   r.pool = "replicapool";
   r.rados_namespace = "tenant-a";
   r.image = "csi-vol-b0285c97";
+  r.snap = "nightly";
   r.user_id = "csi-rbd-node";
   r.keyfile_path = "/run/nbdkeeper/keys/" + volume_id + ".key";
   r.ceph_conf_path = "/etc/ceph/ceph.conf";

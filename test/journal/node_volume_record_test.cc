@@ -64,6 +64,8 @@ TEST(VolumeRecordTest, RecordedImageIsTheMappedImageAsItsUser) {
   EXPECT_EQ(image.pool, r.pool);
   EXPECT_EQ(image.rados_namespace, r.rados_namespace);
   EXPECT_EQ(image.image, r.image);
+  EXPECT_EQ(image.snap, r.snap);
+  EXPECT_EQ(image.Spec(), "replicapool/tenant-a/csi-vol-b0285c97@nightly");
   EXPECT_EQ(image.monitors, r.monitors);
   EXPECT_EQ(image.ceph_conf, r.ceph_conf_path);
   EXPECT_EQ(image.user_id, r.user_id);
@@ -76,7 +78,7 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients", "luks_mapper"};
+  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients", "luks_mapper", "snap"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
 }
@@ -169,6 +171,40 @@ TEST(VolumeRecordTest, TheLuksMapperIsWrittenOnlyWhenSetAndAbsentMeansNone) {
   Status s = DecodeEdited([](rapidjson::Document& d) { d["luks_mapper"].SetBool(true); });
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_NE(s.message().find("luks_mapper"), std::string::npos) << s.message();
+}
+
+// A snapshot's volume: its re-attach and adoption map the snapshot, so the
+// record keeps it. Written only when set, so an image's record stays as
+// older daemons wrote it, and one of theirs (no member) maps the image.
+TEST(VolumeRecordTest, TheSnapshotIsWrittenOnlyWhenSetAndAbsentMeansTheImage) {
+  VolumeRecord image = FullRecord("vol-1");
+  image.snap.clear();
+  rapidjson::Document doc;
+  doc.Parse(EncodeVolumeRecord(image).c_str());
+  EXPECT_FALSE(doc.HasMember("snap"));
+  Result<VolumeRecord> old = DecodeVolumeRecord(EncodeVolumeRecord(image));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->snap, "");
+  EXPECT_EQ(RecordedImage(*old).Spec(), "replicapool/tenant-a/csi-vol-b0285c97");
+
+  doc.Parse(EncodeVolumeRecord(FullRecord("vol-1")).c_str());
+  EXPECT_STREQ(doc["snap"].GetString(), "nightly");
+  Result<VolumeRecord> snap = DecodeVolumeRecord(EncodeVolumeRecord(FullRecord("vol-1")));
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(RecordedImage(*snap).Spec(), "replicapool/tenant-a/csi-vol-b0285c97@nightly");
+}
+
+// The snapshot goes onto rbd-nbd's command line at every re-attach: a name
+// Ceph's rule refuses (an option, a second '@', nothing) is never read as one.
+TEST(VolumeRecordTest, ASnapshotNameCephWouldRefuseIsCorruptionNamingIt) {
+  for (const char* bad : {"--exclusive", "a@b", "a/b", "", "with space"}) {
+    Status s = DecodeEdited([bad](rapidjson::Document& d) { d["snap"].SetString(bad, d.GetAllocator()); });
+    EXPECT_EQ(s.code(), Code::kCorruption) << bad;
+    EXPECT_NE(s.message().find("field snap"), std::string::npos) << s.message();
+  }
+  Status s = DecodeEdited([](rapidjson::Document& d) { d["snap"].SetInt(3); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("snap"), std::string::npos) << s.message();
 }
 
 TEST(VolumeRecordTest, AClientThatDoesNotParseIsCorruptionNamingIt) {

@@ -3,7 +3,7 @@
 // Everything happens in $FAKE_RBD_NBD_DIR:
 //  - argv.log: every invocation's argv, one line each (space-joined);
 //  - <image>.<map|attach> / <nbdN>.unmap: optional behaviour, whitespace
-//    separated key=value:
+//    separated key=value (a snapshot's: <image>@<snap>.<map|attach>):
 //      mode=serve|exit|hang|garbage   (default serve; unmap: default exit 0)
 //      device=/dev/nbdN               (map: the device to print)
 //      delay_ms=N                     before printing the device
@@ -11,14 +11,16 @@
 //      stderr=text_with_underscores   one stderr line (underscores -> spaces)
 //      fail_first=K                   the first K invocations exit 1
 //      crash_after_ms=N               serve, then SIGKILL itself
-//  - <image>.<cmd>.count: invocations so far;
+//  - <image>.<cmd>.count: invocations so far (<image>@<snap>.<cmd>.count);
 //  - <nbdN>.pid: the pid serving the device (serve mode). `unmap` SIGTERMs
 //    it, like rbd-nbd unmap making the server exit 0;
 //  - <image>.watchers: the image's watchers as the cluster would list them,
 //    one "client.<pid>@127.0.0.1:0/<pid>" line each, the last one also the
 //    lock owner: a server adds its line before it prints the device and
 //    removes it when it exits on SIGTERM; a killed one's stays, as a
-//    SIGKILLed client's watch and lock do.
+//    SIGKILLed client's watch and lock do;
+//  - <image>.readers: the same for the servers of the image's snapshots,
+//    which watch its header as rbd-nbd does but never own its lock.
 // A server exits 0 on SIGTERM, like rbd-nbd's detach.
 #include <signal.h>
 #include <unistd.h>
@@ -93,19 +95,26 @@ std::string ClientLine() {
   return "client." + std::to_string(getpid()) + "@127.0.0.1:0/" + std::to_string(getpid());
 }
 
-void Unwatch(const std::string& image) {
+// The file a server's watch is listed in: <image>.watchers, or
+// <image>.readers for a snapshot's.
+std::string WatchFile(const std::string& name) {
+  size_t at = name.find('@');
+  return at == std::string::npos ? name + ".watchers" : name.substr(0, at) + ".readers";
+}
+
+void Unwatch(const std::string& name) {
   std::vector<std::string> kept;
   {
-    std::ifstream in(Path(image + ".watchers"));
+    std::ifstream in(Path(WatchFile(name)));
     for (std::string l; std::getline(in, l);) {
       if (l != ClientLine()) kept.push_back(l);
     }
   }
-  std::ofstream out(Path(image + ".watchers"));
+  std::ofstream out(Path(WatchFile(name)));
   for (const std::string& l : kept) out << l << "\n";
 }
 
-int Serve(const std::string& image, const std::string& device, const std::map<std::string, std::string>& kv) {
+int Serve(const std::string& name, const std::string& device, const std::map<std::string, std::string>& kv) {
   // SIGTERM waits for sigwait from the start, as rbd-nbd's handler is in
   // place before it connects: an unmap right after the device is printed
   // must still see the watch removed.
@@ -113,7 +122,7 @@ int Serve(const std::string& image, const std::string& device, const std::map<st
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
-  std::ofstream(Path(image + ".watchers"), std::ios::app) << ClientLine() << "\n";
+  std::ofstream(Path(WatchFile(name)), std::ios::app) << ClientLine() << "\n";
   std::ofstream(Path(DevName(device) + ".pid")) << getpid();
   std::printf("%s\n", device.c_str());
   std::fflush(stdout);
@@ -126,7 +135,7 @@ int Serve(const std::string& image, const std::string& device, const std::map<st
   int sig = 0;
   sigwait(&set, &sig);
   std::fprintf(stderr, "fake: SIGTERM, detaching %s\n", device.c_str());
-  Unwatch(image);
+  Unwatch(name);
   return 0;
 }
 
@@ -156,13 +165,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string spec = argv[argc - 1];
-  std::string image = spec.substr(spec.rfind('/') + 1);
+  std::string name = spec.substr(spec.rfind('/') + 1);  // "img" or "img@snap"
   std::string device;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--device") device = argv[i + 1];
   }
-  auto kv = ReadBehaviour(image + "." + cmd);
-  int count = Bump(image + "." + cmd);
+  auto kv = ReadBehaviour(name + "." + cmd);
+  int count = Bump(name + "." + cmd);
   if (cmd == "map") device = kv.count("device") ? kv["device"] : "/dev/nbd0";
   if (kv.count("stderr")) {
     std::string text = kv["stderr"];
@@ -183,5 +192,5 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     HangForever();
   }
-  return Serve(image, device, kv);
+  return Serve(name, device, kv);
 }

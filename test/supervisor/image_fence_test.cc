@@ -80,6 +80,34 @@ TEST(ImageFenceTest, OnlyOurOwnLockIsBroken) {
   EXPECT_EQ(OwnLockToBreak({{kOurs}, std::nullopt}, {kOurs}), std::nullopt);
 }
 
+TEST(ImageFenceTest, ASnapshotIsNeitherFencedNorAWriterAndOnlyReadOnlyOrSharedHeadsGoUnfenced) {
+  MapRequest r;
+  r.image = {"rbd", "", "a", {}, "", "u", "/k"};
+  EXPECT_EQ(RoleOf(r), ImageRole::kSingleWriter);
+  r.multi_node = true;
+  EXPECT_EQ(RoleOf(r), ImageRole::kUnfenced);
+  r.multi_node = false;
+  r.read_only = true;
+  EXPECT_EQ(RoleOf(r), ImageRole::kUnfenced);
+  r.image.snap = "monday";
+  EXPECT_EQ(RoleOf(r), ImageRole::kSnapshot);
+}
+
+// This node's snapshot mapping of the image watches it: a writer's checks
+// pass it by, and still never break a lock because of it.
+TEST(ImageFenceTest, ASnapshotMappingsClientIsNotForeignButNeverOneWhoseLockIsBroken) {
+  const CephClient snapshot{"client.4300", "127.0.0.1:0/30"};
+  ImageClients seen{{kOurs, snapshot}, kOurs};
+  EXPECT_EQ(CheckMayMap("rbd/a", seen, {kOurs}).code(), Code::kFailedPrecondition) << "unknown, it is foreign";
+  OwnClients not_foreign = NotForeign({kOurs}, {snapshot});
+  EXPECT_TRUE(CheckMayMap("rbd/a", seen, not_foreign).ok());
+  EXPECT_EQ(CheckMayReattach("rbd/a", seen, not_foreign).verdict, ReattachVerdict::kGo);
+  EXPECT_EQ(OwnLockToBreak({{snapshot}, snapshot}, {kOurs}), std::nullopt);
+  // A stranger beside it stays one.
+  seen.watchers.push_back(kSameIpStranger);
+  EXPECT_EQ(CheckMayReattach("rbd/a", seen, not_foreign).verdict, ReattachVerdict::kWait);
+}
+
 TEST(ImageFenceTest, NewClientsAreWhatAppearedSinceBefore) {
   ImageClients before{{kOurs}, kOurs};
   ImageClients after{{kOurs, kOursLater}, kOursLater};

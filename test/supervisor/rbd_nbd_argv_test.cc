@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,6 +35,48 @@ TEST(RbdNbdArgvTest, RequestValidationNamesTheField) {
   r.image.keyfile = "/k";
   r.volume_id = "a/b";
   EXPECT_NE(ValidateMapRequest(r).message().find("volume_id"), std::string::npos);
+}
+
+// A snapshot is mapped read-only, without the image's lock, under a name
+// Ceph's rule allows.
+TEST(RbdNbdArgvTest, ASnapshotIsMappedReadOnlyWithoutExclusive) {
+  MapRequest r;
+  r.volume_id = "v1";
+  r.image = {"rbd", "", "img", {}, "", "csi", "/k", "monday"};
+  r.read_only = true;
+  EXPECT_TRUE(ValidateMapRequest(r).ok());
+  r.read_only = false;
+  Status s = ValidateMapRequest(r);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("read-only"), std::string::npos) << s.message();
+  r.read_only = true;
+  r.map_options = {"--try-netlink", "--exclusive"};
+  s = ValidateMapRequest(r);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("--exclusive"), std::string::npos) << s.message();
+  r.map_options = {"--try-netlink"};
+  for (const char* bad : {"-x", "a@b", "a b"}) {
+    r.image.snap = bad;
+    EXPECT_NE(ValidateMapRequest(r).message().find("snap"), std::string::npos) << bad;
+  }
+  // The head may still be mapped with its lock.
+  r.image.snap.clear();
+  r.read_only = false;
+  r.map_options = {"--exclusive"};
+  EXPECT_TRUE(ValidateMapRequest(r).ok());
+}
+
+TEST(RbdNbdArgvTest, ASnapshotIsTheLastTokenOfMapAndAttach) {
+  SupervisorConfig c;
+  c.rbd_nbd_path = "rbd-nbd";
+  MapRequest r;
+  r.volume_id = "v1";
+  r.image = {"pool", "ns", "img", {}, "", "u", "/k", "monday"};
+  r.read_only = true;
+  for (const auto& argv : {RbdNbdMapArgv(c, r, "c1"), RbdNbdAttachArgv(c, r, "c1", "/dev/nbd4")}) {
+    EXPECT_EQ(argv.back(), "pool/ns/img@monday");
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "--read-only"), argv.end());
+  }
 }
 
 TEST(RbdNbdArgvTest, NamespaceAndReadOnlyAppearInTheCommand) {
@@ -78,12 +121,16 @@ std::vector<MapRequest> Requests() {
   full.read_only = true;
   // --try-netlink again: the builders write it as well.
   full.map_options = {"--exclusive", "--io-timeout=0", "--try-netlink"};
-  return {plain, full};
+  MapRequest snapshot;
+  snapshot.image = {"pool", "tenant", "img", {}, "", "u", "/k", "before-upgrade"};
+  snapshot.read_only = true;
+  return {plain, full, snapshot};
 }
 
 void ExpectReadBack(const MapRequest& got, const MapRequest& built, const std::string& cookie) {
   EXPECT_EQ(got.volume_id, "");  // not in argv
-  EXPECT_EQ(got.image.Path(), built.image.Path());
+  EXPECT_EQ(got.image.Spec(), built.image.Spec());
+  EXPECT_EQ(got.image.snap, built.image.snap);
   EXPECT_EQ(got.image.pool, built.image.pool);
   EXPECT_EQ(got.image.rados_namespace, built.image.rados_namespace);
   EXPECT_EQ(got.image.image, built.image.image);
@@ -173,9 +220,9 @@ TEST(RbdNbdArgvTest, MalformedArgvNamesWhatIsWrong) {
   EXPECT_EQ(error({"rbd-nbd", "unmap"}), "rbd-nbd argv: unmap names no device");
   EXPECT_EQ(error({"rbd-nbd", "unmap", "/dev/nbd1", "/dev/nbd2"}),
             "rbd-nbd argv: unmap names more than one device: '/dev/nbd1' and '/dev/nbd2'");
-  for (const char* image : {"img", "rbd/", "/img", "rbd//img", "a/b/c/d"}) {
+  for (const char* image : {"img", "rbd/", "/img", "rbd//img", "a/b/c/d", "rbd/img@", "img@snap", "rbd/@snap"}) {
     EXPECT_EQ(error({"rbd-nbd", "map", image}),
-              std::string("rbd-nbd argv: image '") + image + "' is not pool/[namespace/]image");
+              std::string("rbd-nbd argv: image '") + image + "' is not pool/[namespace/]image[@snap]");
   }
 }
 

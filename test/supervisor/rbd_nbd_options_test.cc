@@ -78,5 +78,16 @@ TEST(RbdNbdOptionsTest, JournaledTokensAreCheckedAgainstTheSameList) {
   EXPECT_FALSE(ValidateRbdNbdOptions({"--device=/dev/nbd1"}).ok());
 }
 
+TEST(RbdNbdOptionsTest, ASnapshotRefusesExclusiveInEverySpellingAndKeepsTheRest) {
+  EXPECT_TRUE(CheckSnapshotMapOptions({"--try-netlink", "--notrace", "--io-timeout=0"}).ok());
+  EXPECT_TRUE(CheckSnapshotMapOptions({}).ok());
+  for (const char* token : {"--exclusive", "exclusive"}) {
+    Status s = CheckSnapshotMapOptions({"--try-netlink", token});
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << token;
+    EXPECT_NE(s.message().find("exclusive"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("snapshot"), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace nbdk

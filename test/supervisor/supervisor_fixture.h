@@ -21,7 +21,8 @@
 namespace nbdk {
 
 // The cluster as fake_rbd_nbd leaves it: the image's watchers from its
-// <image>.watchers file, the last one also the lock owner; `stranger`, when
+// <image>.watchers file, the last one also the lock owner, then its
+// snapshots' servers from <image>.readers (never the owner); `stranger`, when
 // set, is another node's client watching after them, and owning the lock
 // unless `stranger_locks` is false. A
 // successful BreakLock drops the owner's watch, as its blocklisting does.
@@ -51,6 +52,10 @@ class FakeLockBreaker : public LockBreaker {
         if (auto client = ParseCephClient(line); client.ok()) answer->watchers.push_back(*client);
       }
       if (!answer->watchers.empty()) answer->lock_owner = answer->watchers.back();
+      std::ifstream readers(dir_ + "/fake/" + image.image + ".readers");
+      for (std::string line; std::getline(readers, line);) {
+        if (auto client = ParseCephClient(line); client.ok()) answer->watchers.push_back(*client);
+      }
       if (stranger) answer->watchers.push_back(*stranger);
       if (stranger && stranger_locks) answer->lock_owner = stranger;
     }

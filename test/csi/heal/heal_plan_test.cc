@@ -147,6 +147,25 @@ TEST(HealPlanTest, ANamespacedImageMatchesItsFullPath) {
   EXPECT_TRUE(ServesRecord(p, r));
 }
 
+// A snapshot's volume is served by a server of that snapshot only: one of
+// the image's head (the same cookie, the same image) is not adopted for it,
+// and a snapshot's server never for the head's record.
+TEST(HealPlanTest, ASnapshotIsServedOnlyByAServerOfThatSnapshot) {
+  VolumeRecord snap = Staged();
+  snap.snap = "monday";
+  RbdNbdProcess p = Server(4242, snap);
+  EXPECT_FALSE(ServesRecord(p, snap)) << "the head's server";
+  p.argv.back() = "rbd/csi-vol-a@tuesday";
+  EXPECT_FALSE(ServesRecord(p, snap));
+  p.argv.back() = "rbd/csi-vol-a@monday";
+  EXPECT_TRUE(ServesRecord(p, snap));
+  EXPECT_FALSE(ServesRecord(p, Staged())) << "a snapshot's server for the head's record";
+  HealPlan plan = PlanHeal(snap, kBoot, Ours(snap), {Server(4242, snap)}, kUs);
+  EXPECT_NE(plan.action, HealAction::kAdopt) << plan.reason;
+  plan = PlanHeal(snap, kBoot, Ours(snap), {p}, kUs);
+  EXPECT_EQ(plan.action, HealAction::kAdopt) << plan.reason;
+}
+
 TEST(HealPlanTest, ExpiredWhenTheDeviceIsNoLongerConfigured) {
   VolumeRecord r = Staged();
   // Even a live server does not help: the kernel forgot the device.

@@ -3,10 +3,12 @@
 // it), a fake /proc and sysfs show it, and HealVolumes adopts it, journals
 // its pid and remounts what is missing - failing at every step in turn.
 // A failed step is counted and logged, the rest still runs, and the record
-// stays journaled as staged (healing never forgets a volume).
+// stays journaled as staged (healing never forgets a volume). A snapshot's
+// volume is adopted and re-attached as that snapshot, never the image.
 #include "csi/heal/volume_healer.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -33,24 +35,48 @@ class VolumeHealerTest : public NodeTest {
 
   // The daemon "restarts": the Supervisor forgets the mapping (rbd-nbd
   // keeps serving), no mount survives in our view of the mount table, and
-  // /proc and sysfs show the server with our cookie.
-  void Restart() {
-    ASSERT_EQ(sup().ReleaseAll().size(), 1u);
+  // /proc and sysfs show the server, whose argv maps `spec`, with our
+  // cookie. Returns its pid; 0 when there is none to show.
+  int Restart(const std::string& spec = "rbd/img") {
+    EXPECT_EQ(sup().ReleaseAll().size(), 1u);
     host_.mounted.clear();
     ConnectInSysfs();
     int pid = 0;
     std::ifstream(dir_ + "/fake/nbd3.pid") >> pid;
-    ASSERT_GT(pid, 0);
+    EXPECT_GT(pid, 0);
+    if (pid <= 0) return 0;
     std::ofstream(dir_ + "/sys/block/nbd3/pid") << pid << "\n";
     std::string proc = dir_ + "/proc/" + std::to_string(pid);
     std::filesystem::create_directories(proc);
-    const std::string argv[] = {"rbd-nbd", "map", "--cookie", kVolume, "rbd/img"};
+    const std::string argv[] = {"rbd-nbd", "map", "--cookie", kVolume, spec};
     std::ofstream cmdline(proc + "/cmdline", std::ios::binary);
     for (const std::string& a : argv) cmdline << a << '\0';
     cmdline.close();
     std::filesystem::create_symlink(std::filesystem::canonical(FAKE_RBD_NBD_PATH), proc + "/exe");
     std::ofstream(proc + "/status") << "Name:\trbd-nbd\nUid:\t" << ::geteuid() << "\t" << ::geteuid() << "\t0\t0\n";
     std::ofstream(dir_ + "/mountinfo").flush();
+    return pid;
+  }
+
+  // kVolume as the snapshot "monday" of rbd/img, a read-only block device.
+  StageRequest SnapshotRequest() {
+    Behave("img@monday.map", "device=/dev/nbd3");
+    StageRequest r = Request(true);
+    r.capability.read_only = true;
+    r.snapshot = "monday";
+    return r;
+  }
+
+  // The attaches so far: each of `spec`, read-only.
+  int AttachesOf(const std::string& spec) {
+    int attaches = 0;
+    for (const std::string& line : ArgvLog()) {
+      if (line.find(" attach ") == std::string::npos) continue;
+      ++attaches;
+      EXPECT_TRUE(line.ends_with(" " + spec)) << line;
+      EXPECT_NE(line.find(" --read-only "), std::string::npos) << line;
+    }
+    return attaches;
   }
 
   HealSummary Heal() {
@@ -129,6 +155,26 @@ TEST_P(HealFaultTest, CountsTheFailureAndKeepsTheVolume) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, HealFaultTest, ::testing::ValuesIn(HealFaults()),
                          [](const auto& info) { return info.param.name; });
+
+// The journal read back after the restart says which snapshot: its server
+// is adopted, and once killed re-attached to the same snapshot.
+TEST_F(VolumeHealerTest, ASnapshotIsAdoptedAndReattachedAsTheSnapshotNeverTheHead) {
+  ASSERT_TRUE(Stage(SnapshotRequest()).ok());
+  int pid = Restart("rbd/img@monday");
+  EXPECT_TRUE(ReloadJournal().empty());
+  ASSERT_NE(Record(), nullptr);
+  EXPECT_EQ(Record()->snap, "monday");
+  HealSummary s = Heal();
+  EXPECT_EQ(s.adopted, 1u);
+  EXPECT_EQ(s.failures, 0u);
+  ASSERT_EQ(Snap(kVolume).pid, pid);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts(kVolume, 1); }));
+  EXPECT_EQ(AttachesOf("rbd/img@monday"), 1);
+  EXPECT_TRUE(breaker_.breaks.empty());
+  ExpectUnstaged();
+  ExpectNothingLeft();
+}
 
 // The kernel no longer holds the device: the volume is marked Expired, not
 // forgotten, and an unstage still unmaps it.

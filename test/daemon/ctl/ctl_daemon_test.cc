@@ -108,6 +108,9 @@ TEST_F(CtlDaemonTest, MapNamesWhatIsMissingBeforeAnyCall) {
   EXPECT_NE(no_key.output.find("--keyfile"), std::string::npos) << no_key.output;
   Ran bad = Ctl({"map", "rbd"});
   EXPECT_EQ(bad.exit, 2) << bad.output;
+  Ran sized_snapshot = Ctl({"map", "rbd/img@monday", "--size", "1G", "--cluster", "c1"});
+  EXPECT_EQ(sized_snapshot.exit, 2) << sized_snapshot.output;
+  EXPECT_NE(sized_snapshot.output.find("--size"), std::string::npos) << sized_snapshot.output;
   EXPECT_EQ(daemon_->WaitReady(1000), true) << "the daemon is still serving";
 }
 
@@ -175,6 +178,13 @@ TEST(CtlCephConfTest, CephConfAndAKeyringAreEnough) {
   for (const std::string& part : {std::string("map rbd/img: "), "monitors 127.0.0.1:1 (conf " + dir + "/ceph/ceph.conf)",
                                   std::string("as client.admin")}) {
     EXPECT_NE(map.output.find(part), std::string::npos) << part << " not in: " << map.output;
+  }
+  // A snapshot: the daemon takes it (its volume context and read-only
+  // capability pass) and reaches for the same cluster.
+  Ran snapshot = ctl({"map", "img@monday", "--block"});
+  EXPECT_EQ(snapshot.exit, 1) << snapshot.output << daemon.Log();
+  for (const std::string& part : {std::string("map rbd/img@monday: "), std::string("monitors 127.0.0.1:1")}) {
+    EXPECT_NE(snapshot.output.find(part), std::string::npos) << part << " not in: " << snapshot.output;
   }
   Ran other = ctl({"map", "img", "--block", "--cluster", "backup"});
   EXPECT_EQ(other.exit, 2) << other.output;

@@ -11,14 +11,12 @@
 #include "daemon/ctl/ctl_args.h"
 #include "daemon/ctl/persisted_volumes.h"
 #include "daemon/ctl/volume_table.h"
+#include "test/daemon/ctl/parse_args.h"
 
 namespace nbdk::ctl {
 namespace {
 
-Result<CtlCommand> Parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "nbdkeeperctl");
-  return ParseCtlArgs(args);
-}
+using testing::Parse;
 
 TEST(CtlArgsTest, MapTakesAnImageSpecAndItsOptions) {
   auto c = Parse({"--health", "127.0.0.1:1", "map", "rbd/ns1/db", "--fs=xfs", "--mount", "/mnt/db", "--ro",
@@ -38,7 +36,7 @@ TEST(CtlArgsTest, MapTakesAnImageSpecAndItsOptions) {
 TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
            {}, {"frobnicate"}, {"map"}, {"map", "rbd/img@"}, {"map", "-x/img"}, {"map", "a/b/c/d"},
-           {"map", "rbd/img", "-o", "rbd_cache=true"}, {"map", "rbd/img", "-o", ""}, {"map", "rbd/img@s"},
+           {"map", "rbd/img", "-o", "rbd_cache=true"}, {"map", "rbd/img", "-o", ""}, {"map", "rbd/img@s", "--size", "1G"},
            {"map", "rbd/img", "--block", "--mount-options", "noatime"}, {"map", "rbd/img", "--mount-options", "errors=panic"},
            {"list", "--force"}, {"unmap-all", "rbd/img"}, {"map", "rbd/img", "--quiet=1"}, {"list", "--format", "xml"},
            {"map", "rbd/img", "--bogus"},

@@ -3,7 +3,9 @@
 // `status`, persisted volumes brought back by `apply` after their mapping
 // went away and after a daemon restart, logs, unmap. Prints the captured
 // table and JSON and the time `apply` took. `map --size` never takes over an
-// image it did not make.
+// image it did not make. A snapshot maps read-only beside its image, and
+// both heal.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -11,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -95,6 +99,38 @@ class CtlVmTest : public ::testing::Test {
 uint64_t FsBytes(const std::string& path) {
   struct statvfs st {};
   return ::statvfs(path.c_str(), &st) == 0 ? st.f_blocks * st.f_frsize : 0;
+}
+
+constexpr size_t kBlock = 4096;
+
+// The first 4 KiB of `device`, read past the page cache; "" when unreadable.
+std::string FirstBlock(const std::string& device) {
+  int fd = ::open(device.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return "";
+  void* buf = nullptr;
+  std::string out;
+  if (::posix_memalign(&buf, kBlock, kBlock) == 0 && ::pread(fd, buf, kBlock, 0) == static_cast<ssize_t>(kBlock)) {
+    out.assign(static_cast<char*>(buf), kBlock);
+  }
+  std::free(buf);
+  ::close(fd);
+  return out;
+}
+
+// Writes 4 KiB of `letter` at the start of `device`, synchronously: false
+// when the open or the write fails.
+bool WriteFirstBlock(const std::string& device, char letter) {
+  int fd = ::open(device.c_str(), O_WRONLY | O_DIRECT | O_DSYNC | O_CLOEXEC);
+  if (fd < 0) return false;
+  void* buf = nullptr;
+  bool written = false;
+  if (::posix_memalign(&buf, kBlock, kBlock) == 0) {
+    std::memset(buf, letter, kBlock);
+    written = ::pwrite(fd, buf, kBlock, 0) == static_cast<ssize_t>(kBlock);
+  }
+  std::free(buf);
+  ::close(fd);
+  return written;
 }
 
 TEST_F(CtlVmTest, MapListExpandHealApplyUnmap) {
@@ -182,6 +218,67 @@ TEST_F(CtlVmTest, MapListExpandHealApplyUnmap) {
   EXPECT_TRUE(missing.exit == 5 || missing.exit == 1) << missing.output;
   EXPECT_NE(missing.output.find(Spec("ctl-missing")), std::string::npos) << missing.output;
   EXPECT_EQ(Ctl({"list", "--json"}).output, "[]\n") << "the failed map left nothing";
+}
+
+// `map IMAGE@SNAP` (issue 32): the snapshot read-only beside the image's
+// writer on this node, its data the snapshot's; each kill -9 of either
+// rbd-nbd is healed - the snapshot's to the snapshot (its new rbd-nbd maps
+// IMAGE@SNAP), the writer's past the snapshot's watch on the image.
+TEST_F(CtlVmTest, MapsASnapshotReadOnlyBesideItsImageAndHealsBoth) {
+  const std::string image = "ctl-snap", spec = Spec(image), snap = spec + "@before";
+  const std::vector<std::string> auth = Auth();
+  std::ofstream(kRoot + "/before.img") << std::string(4 << 20, 'A');
+  auto imported = vmtest::RunCommand(ceph_.Rbd({"import", "--no-progress", kRoot + "/before.img", spec}), true);
+  ASSERT_TRUE(imported.ok() && imported->exit.code == 0) << (imported.ok() ? imported->stdout_text : "");
+  auto snapped = vmtest::RunCommand(ceph_.Rbd({"snap", "create", "--no-progress", snap}), true);
+  ASSERT_TRUE(snapped.ok() && snapped->exit.code == 0) << (snapped.ok() ? snapped->stdout_text : "");
+
+  std::vector<std::string> map_head = {"map", spec, "--block"};
+  map_head.insert(map_head.end(), auth.begin(), auth.end());
+  Ran head = Ctl(map_head);
+  ASSERT_EQ(head.exit, 0) << head.output << daemon_->Log();
+  std::string head_dev = head.output.substr(0, head.output.find('\n'));
+  ASSERT_TRUE(WriteFirstBlock(head_dev, 'B')) << head_dev;
+
+  std::vector<std::string> map_snap = {"map", snap, "--block"};
+  map_snap.insert(map_snap.end(), auth.begin(), auth.end());
+  Ran mapped = Ctl(map_snap);
+  ASSERT_EQ(mapped.exit, 0) << mapped.output << daemon_->Log();
+  std::string snap_dev = mapped.output.substr(0, mapped.output.find('\n'));
+  EXPECT_NE(snap_dev, head_dev);
+  EXPECT_EQ(FirstBlock(snap_dev), std::string(kBlock, 'A')) << "the snapshot's data, not the head's";
+  EXPECT_EQ(FirstBlock(head_dev), std::string(kBlock, 'B'));
+  EXPECT_FALSE(WriteFirstBlock(snap_dev, 'C')) << "a snapshot's device takes no write";
+  rapidjson::Document entry = Entry(snap);
+  EXPECT_STREQ(entry["snap"].GetString(), "before");
+  EXPECT_STREQ(entry["image"].GetString(), image.c_str());
+  EXPECT_STREQ(entry["volume"].GetString(), "ctl-snap.snap.before");
+  std::printf("[ list --format json with a snapshot ]\n%s", Ctl({"list", "--format", "json"}).output.c_str());
+
+  // kill -9 of each rbd-nbd in turn: the snapshot's first, then the writer's.
+  for (const std::string& which : {snap, spec}) {
+    int pid = Entry(which)["pid"].GetInt();
+    ASSERT_GT(pid, 0) << which;
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (Clock::now() < deadline) {
+      auto e = Entry(which);
+      if (e["restarts"].GetUint() == 1 && e["state"].GetString() == std::string("Connected")) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_EQ(Entry(which)["restarts"].GetUint(), 1u) << which << "\n" << Ctl({"status"}).output;
+  }
+  std::vector<pid_t> snap_servers = vmtest::ProcessesOf("rbd-nbd", snap);
+  ASSERT_EQ(snap_servers.size(), 1u) << "the re-attached rbd-nbd maps the snapshot";
+  EXPECT_EQ(snap_servers[0], Entry(snap)["pid"].GetInt());
+  EXPECT_EQ(FirstBlock(snap_dev), std::string(kBlock, 'A')) << "still the snapshot's data";
+  EXPECT_EQ(FirstBlock(head_dev), std::string(kBlock, 'B'));
+
+  EXPECT_EQ(Ctl({"unmap", snap}).exit, 0);
+  EXPECT_EQ(Ctl({"unmap", spec}).exit, 0);
+  EXPECT_EQ(Ctl({"list", "--json"}).output, "[]\n");
+  EXPECT_TRUE(vmtest::RunCommand(ceph_.Rbd({"snap", "purge", "--no-progress", spec})).ok());
+  EXPECT_TRUE(vmtest::RemoveImage(ceph_, image).ok());
 }
 
 // --size makes the image; an image it did not make (here `rbd create`) is
