@@ -1,4 +1,4 @@
-#include "csi/confined_path.h"
+#include "csi/node/confined_path.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "csi/device_users.h"
+#include "csi/node/device_users.h"
 
 namespace nbdk {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "csi/node_env.h"
+#include "csi/node/node_env.h"
 
 namespace nbdk::testing {
 

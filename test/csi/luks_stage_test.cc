@@ -1,7 +1,7 @@
 // PlanLuksOpening: what an encrypted stage does with what the image says
 // and what blkid finds, for every pair. Nothing is ever formatted but a
 // blank device of an image still encryptionPrepared.
-#include "csi/luks_stage.h"
+#include "csi/node/luks_stage.h"
 
 #include <gtest/gtest.h>
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "csi/node_context.h"
-#include "csi/stage_transaction.h"
-#include "csi/volume_operations.h"
+#include "csi/node/node_context.h"
+#include "csi/node/stage_transaction.h"
+#include "csi/node/volume_operations.h"
 #include "test/csi/fault_node_env.h"
 #include "test/journal/failing_journal_fs.h"
 #include "test/supervisor/supervisor_fixture.h"

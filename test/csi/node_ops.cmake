@@ -1,4 +1,5 @@
-nbdk_add_test(node_ops_test SOURCES confined_path_test.cc mount_table_test.cc node_ops_test.cc LIBS nbdk_node_ops)
+nbdk_add_test(node_ops_test SOURCES confined_path_test.cc mount_table_test.cc node_ops_test.cc stash_test.cc
+  LIBS nbdk_node_ops nbdk_key_file)
 
 # The Node service on the real kernel and Ceph: runs in the VM. With it,
 # in the same boot, a Nomad client's paths, call order and restart.

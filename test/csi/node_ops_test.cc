@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "csi/filesystem.h"
+#include "csi/node/filesystem.h"
 #include "csi/key_file.h"
 
 namespace nbdk {

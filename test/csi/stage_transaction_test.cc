@@ -1,8 +1,8 @@
-// The stage transaction (csi/stage_transaction.h) failing at every step in
+// The stage transaction (csi/node/stage_transaction.h) failing at every step in
 // turn: what the earlier steps did is undone and the journal says so; and
 // an undo step failing: what is left stays journaled, named, and a later
 // unstage cleans it up.
-#include "csi/stage_transaction.h"
+#include "csi/node/stage_transaction.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "csi/stash.h"
+#include "csi/node/stash.h"
 #include "test/csi/node_fixture.h"
 
 namespace nbdk::testing {

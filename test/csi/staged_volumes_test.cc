@@ -1,4 +1,4 @@
-// StagedVolumes' operation lock (csi/staged_volumes.h), which is an OpLocks
+// StagedVolumes' operation lock (csi/node/staged_volumes.h), which is an OpLocks
 // keyed "volume <id>" (csi/op_locks.h).
 #include <gtest/gtest.h>
 

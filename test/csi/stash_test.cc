@@ -1,4 +1,4 @@
-#include "csi/stash.h"
+#include "csi/node/stash.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

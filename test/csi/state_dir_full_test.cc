@@ -13,7 +13,7 @@
 #include <string>
 
 #include "csi/grpc_status.h"
-#include "csi/server_journal.h"
+#include "csi/node/server_journal.h"
 #include "test/csi/node_fixture.h"
 
 namespace nbdk::testing {

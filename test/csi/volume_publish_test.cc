@@ -1,4 +1,4 @@
-// NodePublishVolume (csi/volume_operations.h) and the access mode: a
+// NodePublishVolume (csi/node/volume_operations.h) and the access mode: a
 // SINGLE_NODE_SINGLE_WRITER volume is published at one target at a time
 // (csi-test's "should fail when volume with single node single writer access
 // mode is already mounted at a different target path"); other single-node

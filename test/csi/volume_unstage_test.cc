@@ -1,4 +1,4 @@
-// NodeUnstageVolume (csi/volume_operations.h) failing at every step in
+// NodeUnstageVolume (csi/node/volume_operations.h) failing at every step in
 // turn: the record stays journaled while anything of the volume is left, so
 // a retry finishes the unstage.
 #include <gtest/gtest.h>

@@ -26,7 +26,7 @@
 #include <set>
 #include <string>
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "base/uv_handle.h"
 
 namespace nbdk {

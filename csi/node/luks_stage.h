@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "csi/filesystem.h"
+#include "csi/node/filesystem.h"
 #include "csi/image_resolver.h"
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "csi/node_request.h"
 
 namespace nbdk {

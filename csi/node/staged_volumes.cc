@@ -1,4 +1,4 @@
-#include "csi/staged_volumes.h"
+#include "csi/node/staged_volumes.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "csi/image_resolver.h"
-#include "csi/node_env.h"
-#include "csi/staged_volumes.h"
+#include "csi/node/node_env.h"
+#include "csi/node/staged_volumes.h"
 #include "csi/topology.h"
 #include "base/event_loop.h"
 #include "encryption/kms_config.h"
@@ -21,7 +21,7 @@ namespace nbdk {
 struct NodeOptions {
   std::string node_id;
   std::string key_dir = "/run/nbdkeeper/keys";  // tmpfs: keys never reach a disk
-  // Request paths lie beneath one of these (csi/confined_path.h).
+  // Request paths lie beneath one of these (csi/node/confined_path.h).
   std::vector<std::string> path_roots = {"/var/lib/kubelet"};
   std::string mountinfo_path = "/proc/self/mountinfo";
   std::string sysfs_root = kSysfsRoot;

@@ -1,4 +1,4 @@
-#include "csi/volume_operations.h"
+#include "csi/node/volume_operations.h"
 
 #include <sys/statvfs.h>
 
@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <memory>
 
-#include "csi/device_growth.h"
-#include "csi/filesystem.h"
+#include "csi/node/device_growth.h"
+#include "csi/node/filesystem.h"
 #include "csi/key_file.h"
-#include "csi/stash.h"
+#include "csi/node/stash.h"
 #include "netlink/nbd_resize.h"
 #include "base/log.h"
 #include "base/quote_field.h"
@@ -154,7 +154,7 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
     });
   };
   // Grow the device first when it is smaller than asked (or the CO did not
-  // say): rbd-nbd 16 cannot (csi/device_growth.h), and growing a filesystem
+  // say): rbd-nbd 16 cannot (csi/node/device_growth.h), and growing a filesystem
   // on a device that did not grow would report success for nothing.
   node.supervisor.DeviceBytes(record.volume_id, [n, record, required, report_size](Result<uint64_t> size) {
     if (!size.ok()) return report_size(size.status());

@@ -6,11 +6,11 @@
 // (JournalFs).
 //
 // Each call does what the function of the same name does (csi/key_file.h,
-// csi/stash.h, csi/confined_path.h, csi/filesystem.h, csi/device_users.h,
-// encryption/luks_volume.h; LuksBacking is ActiveLuksBacking),
-// never on the loop: blocking work runs through RunBlocking, commands
-// through RunCommand. Loop thread only; `done` runs once, later, on the
-// loop thread.
+// csi/node/stash.h, csi/node/confined_path.h, csi/node/filesystem.h,
+// csi/node/device_users.h, encryption/luks_volume.h; LuksBacking is
+// ActiveLuksBacking), never on the loop: blocking work runs through
+// RunBlocking, commands through RunCommand. Loop thread only; `done` runs
+// once, later, on the loop thread.
 #pragma once
 
 #include <functional>
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "csi/confined_path.h"
-#include "csi/filesystem.h"
-#include "csi/stash.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/filesystem.h"
+#include "csi/node/stash.h"
 #include "base/command.h"
 #include "base/event_loop.h"
 #include "base/status.h"

@@ -1,10 +1,10 @@
-#include "csi/stage_leftovers.h"
+#include "csi/node/stage_leftovers.h"
 
 #include <memory>
 #include <vector>
 
-#include "csi/confined_path.h"
-#include "csi/luks_stage.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/luks_stage.h"
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
 

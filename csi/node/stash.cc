@@ -1,4 +1,4 @@
-#include "csi/stash.h"
+#include "csi/node/stash.h"
 
 #include <fcntl.h>
 #include <rapidjson/document.h>

@@ -13,7 +13,7 @@
 
 #include <functional>
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 
 namespace nbdk {
 

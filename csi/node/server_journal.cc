@@ -1,4 +1,4 @@
-#include "csi/server_journal.h"
+#include "csi/node/server_journal.h"
 
 #include "base/log.h"
 

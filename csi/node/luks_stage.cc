@@ -1,4 +1,4 @@
-#include "csi/luks_stage.h"
+#include "csi/node/luks_stage.h"
 
 #include <algorithm>
 #include <memory>

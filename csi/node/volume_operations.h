@@ -21,7 +21,7 @@
 //  - VolumeStats: statvfs bytes and inodes, or the device size for block,
 //    plus the volume condition from the Supervisor.
 //  - ExpandVolume: grow the nbd device to the image's size when it is
-//    smaller than asked (csi/device_growth.h), then resize2fs / xfs_growfs;
+//    smaller than asked (csi/node/device_growth.h), then resize2fs / xfs_growfs;
 //    block just reports the size. An image still smaller than asked is
 //    FAILED_PRECONDITION naming both sizes; so is a snapshot's volume
 //    (read-only, it never grows).
@@ -29,7 +29,7 @@
 
 #include <functional>
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "csi/node_request.h"
 #include "csi/proto/csi.pb.h"
 

@@ -1,8 +1,8 @@
-#include "csi/node_service.h"
+#include "csi/node/node_service.h"
 
 #include "csi/locked_call.h"
-#include "csi/stage_transaction.h"
-#include "csi/volume_operations.h"
+#include "csi/node/stage_transaction.h"
+#include "csi/node/volume_operations.h"
 
 namespace nbdk {
 namespace {

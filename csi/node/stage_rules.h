@@ -1,12 +1,12 @@
 // The rules a NodeStageVolume checks before it changes anything
-// (csi/stage_transaction.h). Pure; loop thread only (they read the table).
+// (csi/node/stage_transaction.h). Pure; loop thread only (they read the table).
 #pragma once
 
 #include <string>
 
 #include "csi/image_resolver.h"
 #include "csi/node_request.h"
-#include "csi/staged_volumes.h"
+#include "csi/node/staged_volumes.h"
 
 namespace nbdk {
 

@@ -1,12 +1,12 @@
-// NodeUnstageVolume (csi/volume_operations.h).
+// NodeUnstageVolume (csi/node/volume_operations.h).
 #include <memory>
 #include <optional>
 
-#include "csi/confined_path.h"
-#include "csi/luks_stage.h"
-#include "csi/mount_table.h"
-#include "csi/stage_leftovers.h"
-#include "csi/volume_operations.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/luks_stage.h"
+#include "csi/node/mount_table.h"
+#include "csi/node/stage_leftovers.h"
+#include "csi/node/volume_operations.h"
 #include "base/log.h"
 #include "netlink/nbd_device.h"
 

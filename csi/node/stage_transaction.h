@@ -7,7 +7,7 @@
 //   stash image-meta.json           -> remove it
 //   rbd-nbd map (Supervisor)        -> unmap
 //   encrypted: the LUKS key, format when blank and prepared, open the
-//   mapper (csi/luks_stage.h)       -> close the mapper
+//   mapper (csi/node/luks_stage.h)  -> close the mapper
 //   create the mount point <staging>/<volume id> -> remove it if created
 //   filesystem: probe, mkfs only when blank, mount it there;
 //   block: bind-mount the device onto it (the mapper, when encrypted)
@@ -34,7 +34,7 @@
 
 #include <functional>
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "csi/node_request.h"
 
 namespace nbdk {

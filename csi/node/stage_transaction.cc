@@ -1,14 +1,14 @@
-#include "csi/stage_transaction.h"
+#include "csi/node/stage_transaction.h"
 
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "csi/confined_path.h"
-#include "csi/luks_stage.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/luks_stage.h"
 #include "csi/mount_flags.h"
-#include "csi/stage_leftovers.h"
-#include "csi/stage_rules.h"
+#include "csi/node/stage_leftovers.h"
+#include "csi/node/stage_rules.h"
 #include "csi/topology.h"
 #include "base/log.h"
 #include "base/quote_field.h"

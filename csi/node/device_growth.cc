@@ -1,4 +1,4 @@
-#include "csi/device_growth.h"
+#include "csi/node/device_growth.h"
 
 #include <memory>
 

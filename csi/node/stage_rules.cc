@@ -1,4 +1,4 @@
-#include "csi/stage_rules.h"
+#include "csi/node/stage_rules.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "csi/mount_table.h"
+#include "csi/node/mount_table.h"
 
 #include <libmount/libmount.h>
 

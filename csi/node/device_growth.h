@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "base/status.h"
 #include "journal/volume_record.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "csi/mount_table.h"
+#include "csi/node/mount_table.h"
 #include "base/status.h"
 
 namespace nbdk {

@@ -1,4 +1,4 @@
-#include "csi/filesystem.h"
+#include "csi/node/filesystem.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,9 +1,9 @@
-// NodePublishVolume and NodeUnpublishVolume (csi/volume_operations.h).
+// NodePublishVolume and NodeUnpublishVolume (csi/node/volume_operations.h).
 #include <algorithm>
 #include <memory>
 
-#include "csi/confined_path.h"
-#include "csi/volume_operations.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/volume_operations.h"
 
 namespace nbdk {
 namespace {

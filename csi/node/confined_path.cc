@@ -1,4 +1,4 @@
-#include "csi/confined_path.h"
+#include "csi/node/confined_path.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -4,7 +4,7 @@
 // volume_operations.h) on the loop.
 #pragma once
 
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 #include "csi/proto/csi.grpc.pb.h"
 #include "csi/rpc.h"
 

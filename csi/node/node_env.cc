@@ -1,6 +1,6 @@
-#include "csi/node_env.h"
+#include "csi/node/node_env.h"
 
-#include "csi/device_users.h"
+#include "csi/node/device_users.h"
 #include "csi/key_file.h"
 #include "encryption/luks_volume.h"
 

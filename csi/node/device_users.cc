@@ -1,4 +1,4 @@
-#include "csi/device_users.h"
+#include "csi/node/device_users.h"
 
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
