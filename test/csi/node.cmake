@@ -1,4 +1,5 @@
-# csi_node_test: the pure building blocks of the CSI Node service.
+# csi_node_test: the pure building blocks of the CSI Node service that
+# the Controller shares (csi/node.cmake); the Node's own are in node/.
 nbdk_add_test(csi_node_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/cluster_config_test.cc

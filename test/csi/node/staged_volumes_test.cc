@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

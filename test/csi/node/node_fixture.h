@@ -15,7 +15,7 @@
 #include "csi/node/node_context.h"
 #include "csi/node/stage_transaction.h"
 #include "csi/node/volume_operations.h"
-#include "test/csi/fault_node_env.h"
+#include "test/csi/node/fault_node_env.h"
 #include "test/journal/failing_journal_fs.h"
 #include "test/supervisor/supervisor_fixture.h"
 

@@ -14,7 +14,7 @@
 
 #include "csi/grpc_status.h"
 #include "csi/node/server_journal.h"
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

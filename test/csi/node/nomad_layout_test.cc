@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "csi/node/stash.h"
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {
