@@ -2,7 +2,7 @@
 // keys (internal/rbd/encryption.go): the one reader and writer of those
 // keys, for the Controller that makes and copies them
 // (csi/controller/volume_encryption.h) and the Node that formats and opens
-// the volume (csi/luks_stage.h).
+// the volume (csi/node/luks_stage.h).
 //
 // Every function is BLOCKING (librbd through ImageMetadata; scrypt in an
 // unwrap): run it in EventLoop::RunBlocking. Secrets are referenced, never

@@ -4,7 +4,8 @@ add_library(nbdk_topology STATIC ${CMAKE_CURRENT_LIST_DIR}/topology.cc)
 target_link_libraries(nbdk_topology PUBLIC nbdk_core)
 
 # nbdk_csi_node: the pure building blocks of the CSI Node service -
-# ceph-csi's config.json, the image-meta stash and request validation.
+# ceph-csi's config.json and request validation. The Controller checks its
+# requests with them too, so they live in csi/, not in csi/node/.
 add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/encryption_options.cc
@@ -13,7 +14,6 @@ add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
   ${CMAKE_CURRENT_LIST_DIR}/request_secrets.cc
-  ${CMAKE_CURRENT_LIST_DIR}/stash.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage_class_keys.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc
 )

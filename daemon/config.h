@@ -52,7 +52,7 @@ struct Config {
   std::string device_links = "/dev/nbdkeeper";
   std::string key_dir = "/run/nbdkeeper/keys";
   // Request paths are confined beneath these and <state_dir>/staging
-  // (csi/confined_path.h). csi_root is where the orchestrator puts the
+  // (csi/node/confined_path.h). csi_root is where the orchestrator puts the
   // staging and target paths it sends: kubelet's root directory, or a
   // Nomad node plugin's stage_publish_base_dir. --kubelet-root (JSON
   // kubelet_root) is its former name, still accepted.

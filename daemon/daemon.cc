@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "csi/server_journal.h"
+#include "csi/node/server_journal.h"
 #include "csi/controller/controller_service.h"
 #include "csi/csi_server.h"
 #include "csi/identity_service.h"
-#include "csi/node_service.h"
+#include "csi/node/node_service.h"
 #include "csi/rpc.h"
 #include "csi/heal/volume_healer.h"
 #include "base/event_loop.h"

@@ -2,7 +2,7 @@
 // journal) joined with its mapping (Supervisor). Loop thread only.
 #pragma once
 
-#include "csi/staged_volumes.h"
+#include "csi/node/staged_volumes.h"
 #include "base/metrics.h"
 #include "base/json_writer.h"
 #include "supervisor/device_links.h"

@@ -3,8 +3,8 @@
 # "FROM -> TO  N", for every #include "DIR/..." of a tracked .h/.cc file
 # outside test/ whose target lies in another folder. DEPTH (default 1)
 # is how many path components name a folder: 1 for the top-level rooms,
-# 2 to see sub-rooms (csi/heal, csi/controller). With --lines, the files
-# and lines of code per folder instead.
+# 2 to see sub-rooms (csi/node, csi/controller, csi/heal). With --lines,
+# the files and lines of code per folder instead.
 #   scripts/room-arrows.sh [--lines] [DEPTH]
 set -euo pipefail
 cd "$(dirname "$0")/.."

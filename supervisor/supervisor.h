@@ -118,7 +118,7 @@ class Supervisor {
   void GrowDevice(const std::string& volume_id, uint64_t bytes, std::function<void(Result<uint64_t>)> done);
 
   // `rbd-nbd unmap <device>` for a device no mapping holds: what a stage cut
-  // short by a crash left (csi/stage_leftovers.h). The Supervisor is the one
+  // short by a crash left (csi/node/stage_leftovers.h). The Supervisor is the one
   // runner of rbd-nbd unmap: same argv, environment and timeout as a
   // mapping's. Internal naming the device when it fails.
   void UnmapLeftoverDevice(const std::string& device, std::function<void(Status)> done);

@@ -28,13 +28,16 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"encryption", {"base"}},
       {"supervisor", {"base", "ceph", "netlink", "journal"}},
       {"csi", {"base", "ceph", "netlink", "journal", "encryption", "supervisor"}},
+      {"csi/node", {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi"}},
       {"csi/controller", {"base", "ceph", "journal", "encryption", "csi"}},
-      {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi"}},
+      {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/node"}},
       {"daemon",
-       {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/controller", "csi/heal"}},
+       {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/node", "csi/controller",
+        "csi/heal"}},
       // netlink and csi/heal: the nbd sysfs files and the /proc scan for
-      // rbd-nbd, read by their one owner when map looks for foreign mappings.
-      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "csi", "csi/heal", "daemon"}},
+      // rbd-nbd, read by their one owner when map looks for foreign mappings;
+      // csi/node: who holds a device open and the mount table.
+      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "csi", "csi/node", "csi/heal", "daemon"}},
   };
   return layers;
 }
@@ -146,6 +149,12 @@ TEST(RoomLayersTest, TheTableHasNoCycle) {
     return true;
   };
   for (const auto& [room, _] : Layers()) EXPECT_TRUE(acyclic(room)) << "cycle through " << room;
+}
+
+TEST(RoomLayersTest, TheTwoServicesKnowOnlyWhatTheyShare) {
+  // The Node and the Controller meet in csi/ alone: neither uses the other's room.
+  EXPECT_EQ(Layers().at("csi/controller").count("csi/node"), 0u);
+  EXPECT_EQ(Layers().at("csi/node").count("csi/controller"), 0u);
 }
 
 TEST(RoomLayersTest, EveryRoomExists) {

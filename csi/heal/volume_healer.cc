@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "csi/mount_flags.h"
-#include "csi/mount_table.h"
+#include "csi/node/mount_table.h"
 #include "base/log.h"
 #include "base/uv_handle.h"
 

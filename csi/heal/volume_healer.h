@@ -18,7 +18,7 @@
 // A journal write that fails (the state directory full) is a failure like
 // any other step's: counted and logged, the device stays served and its
 // mounts are still checked. What a restart needs, a re-attach's pid, is
-// journaled by csi/server_journal.h, which retries a failed write.
+// journaled by csi/node/server_journal.h, which retries a failed write.
 //
 // All volumes heal concurrently, each holding its volume's operation lock
 // (a CSI call meanwhile gets ABORTED and is retried by kubelet). `done`
@@ -34,7 +34,7 @@
 #include <functional>
 
 #include "csi/heal/heal_evidence.h"
-#include "csi/node_context.h"
+#include "csi/node/node_context.h"
 
 namespace nbdk {
 

@@ -11,8 +11,8 @@
 
 #include "base/json_writer.h"
 #include "base/quote_field.h"
-#include "csi/device_users.h"
-#include "csi/mount_table.h"
+#include "csi/node/device_users.h"
+#include "csi/node/mount_table.h"
 #include "daemon/ctl/ctl_commands.h"
 #include "daemon/ctl/persisted_volumes.h"
 

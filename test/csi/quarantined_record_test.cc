@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "csi/heal/volume_healer.h"
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

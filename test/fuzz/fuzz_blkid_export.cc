@@ -1,7 +1,7 @@
-// blkid's export output (csi/filesystem.h ParseBlkidExport): whatever it
+// blkid's export output (csi/node/filesystem.h ParseBlkidExport): whatever it
 // says, a parse either fails or names something, and only an empty answer
 // could ever read as blank - never output that lists a key.
-#include "csi/filesystem.h"
+#include "csi/node/filesystem.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
-// image-meta.json stash files (csi/stash.h), ours or ceph-csi's: a stash
+// image-meta.json stash files (csi/node/stash.h), ours or ceph-csi's: a stash
 // that decodes encodes to one that decodes the same.
-#include "csi/stash.h"
+#include "csi/node/stash.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "test/csi/node_fixture.h"
+#include "test/csi/node/node_fixture.h"
 
 namespace nbdk::testing {
 namespace {

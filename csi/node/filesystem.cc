@@ -1,0 +1,166 @@
+#include "csi/node/filesystem.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "base/command.h"
+#include "base/quote_field.h"
+
+namespace nbdk {
+namespace {
+
+constexpr uint64_t kQuickTimeoutMs = 60 * 1000;
+constexpr uint64_t kMkfsTimeoutMs = 10 * 60 * 1000;
+
+std::string Join(const std::vector<std::string>& parts, char sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out.push_back(sep);
+    out += p;
+  }
+  return out;
+}
+
+// Runs argv; OK on exit 0, else an error with the command and its stderr.
+void Run(EventLoop& loop, std::vector<std::string> argv, uint64_t timeout_ms, StatusCallback done,
+         std::function<bool(const CommandResult&)> also_ok = nullptr) {
+  std::string what = argv[0] + (argv.size() > 1 ? " " + argv.back() : "");
+  CommandOptions options;
+  options.timeout_ms = timeout_ms;
+  RunCommand(loop, std::move(argv), options,
+             [what, done = std::move(done), also_ok = std::move(also_ok)](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext(what));
+               if (r->ok() || (also_ok && also_ok(*r))) return done(Status::Ok());
+               done(Status::Internal(what + ": " + r->Describe()));
+             });
+}
+
+}  // namespace
+
+std::string DeviceSignature::Describe() const {
+  if (!type.empty()) return "a " + type + " signature";
+  if (!partition_table.empty()) return "a " + partition_table + " partition table";
+  return "nothing";
+}
+
+Result<DeviceSignature> ParseBlkidExport(std::string_view text) {
+  DeviceSignature out;
+  bool any = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    if (eq == 0 || eq == std::string_view::npos) {
+      return Status::Corruption("blkid output line " + QuoteField(line) + " is not KEY=VALUE");
+    }
+    any = true;
+    std::string_view key = line.substr(0, eq);
+    std::string value(line.substr(eq + 1));
+    if (key == "TYPE") out.type = value;
+    if (key == "PTTYPE") out.partition_table = value;
+  }
+  // Something was found (blkid exited 0) but it has no name we know.
+  if (out.blank()) out.type = any ? "unnamed" : "unknown";
+  return out;
+}
+
+void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done) {
+  CommandOptions options;
+  options.timeout_ms = kQuickTimeoutMs;
+  // -p: low-level probe of the device itself, not the (possibly stale) cache.
+  RunCommand(loop, {"blkid", "-p", "-o", "export", device}, options,
+             [device, done = std::move(done)](Result<CommandResult> r) {
+               if (!r.ok()) return done(r.status().WithContext("blkid " + device));
+               // Exit 2: blkid found nothing at all, the one blank answer.
+               if (!r->timed_out && r->term_signal == 0 && r->exit_status == 2) return done(DeviceSignature{});
+               if (!r->ok()) return done(Status::Internal("blkid " + device + ": " + r->Describe()));
+               auto sig = ParseBlkidExport(r->stdout_text);
+               if (!sig.ok()) return done(sig.status().WithContext("blkid " + device));
+               done(std::move(sig));
+             });
+}
+
+std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::vector<std::string>& options,
+                                  const std::string& device) {
+  if (fs_type != "ext4" && fs_type != "xfs") return {};
+  std::vector<std::string> argv = {"mkfs." + fs_type, "-q"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(device);
+  return argv;
+}
+
+void MakeFilesystem(EventLoop& loop, const std::string& fs_type, const std::vector<std::string>& options,
+                    const std::string& device, StatusCallback done) {
+  std::vector<std::string> argv = MkfsArgv(fs_type, options, device);
+  if (argv.empty()) {
+    loop.Post([fs_type, done = std::move(done)] {
+      done(Status::FailedPrecondition("filesystem type " + QuoteField(fs_type) + " is not supported (ext4, xfs)"));
+    });
+    return;
+  }
+  Run(loop, std::move(argv), kMkfsTimeoutMs, std::move(done));
+}
+
+std::vector<std::string> MountArgv(const std::string& fs_type, const std::string& device, const std::string& target,
+                                   std::vector<std::string> options) {
+  if (fs_type == "xfs") options.push_back("nouuid");
+  options.push_back(kNetworkDeviceOption);
+  return {"mount", "-t", fs_type, "-o", Join(options, ','), device, target};
+}
+
+void Mount(EventLoop& loop, const std::string& fs_type, const std::string& device, const std::string& target,
+           std::vector<std::string> options, StatusCallback done) {
+  Run(loop, MountArgv(fs_type, device, target, std::move(options)), kQuickTimeoutMs, std::move(done));
+}
+
+void BindMount(EventLoop& loop, const std::string& source, const std::string& target, bool read_only,
+               std::vector<std::string> options, StatusCallback done) {
+  options.push_back(kNetworkDeviceOption);
+  std::vector<std::string> argv = {"mount", "--bind", "-o", Join(options, ','), source, target};
+  if (!read_only) return Run(loop, std::move(argv), kQuickTimeoutMs, std::move(done));
+  EventLoop* l = &loop;
+  Run(loop, std::move(argv), kQuickTimeoutMs, [l, target, done = std::move(done)](Status s) {
+    if (!s.ok()) return done(s);
+    Run(*l, {"mount", "-o", std::string("remount,bind,ro,") + kNetworkDeviceOption, target}, kQuickTimeoutMs, done);
+  });
+}
+
+void Unmount(EventLoop& loop, const std::string& target, StatusCallback done) {
+  Run(loop, {"umount", target}, kQuickTimeoutMs, std::move(done), [](const CommandResult& r) {
+    return r.stderr_text.find("not mounted") != std::string::npos ||
+           r.stderr_text.find("no mount point specified") != std::string::npos ||
+           r.stderr_text.find("No such file or directory") != std::string::npos;
+  });
+}
+
+void GrowFilesystem(EventLoop& loop, const std::string& fs_type, const std::string& device,
+                    const std::string& mount_point, StatusCallback done) {
+  if (fs_type == "xfs") return Run(loop, {"xfs_growfs", mount_point}, kMkfsTimeoutMs, std::move(done));
+  Run(loop, {"resize2fs", device}, kMkfsTimeoutMs, std::move(done));
+}
+
+Status CreateMountPoint(const std::string& path, bool block) {
+  if (block) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return Status::FromErrno(errno, "create block mount point " + path);
+    ::close(fd);
+    return Status::Ok();
+  }
+  if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
+  return Status::Ok();
+}
+
+Status RemoveMountPoint(const std::string& path) {
+  if (::remove(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "remove " + path);
+  return Status::Ok();
+}
+
+}  // namespace nbdk
