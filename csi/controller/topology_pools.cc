@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <map>
@@ -15,13 +16,18 @@ namespace {
 
 std::string_view Text(const rapidjson::Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
-// Every key of `object` is one of `known` (as GoField matches them).
+// Every key of `object` names one of `known` (as GoField matches them), and
+// each field once: a key nbdkeeper does not read, or a field given again
+// (under another spelling too), is refused by name. Nulls count as absent.
 Status OnlyKnownKeys(const rapidjson::Value& object, std::initializer_list<const char*> known, const std::string& where) {
   for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
-    bool ok = std::any_of(known.begin(), known.end(), [&](const char* k) { return GoField(object, k) == &it->value; });
-    if (!ok && !it->value.IsNull()) {
+    if (it->value.IsNull()) continue;
+    auto field = std::find_if(known.begin(), known.end(),
+                              [&](const char* k) { return ::strcasecmp(it->name.GetString(), k) == 0; });
+    if (field == known.end()) {
       return Status::InvalidArgument(where + QuoteField(Text(it->name)) + ": not a key of topologyConstrainedPools");
     }
+    if (GoField(object, *field) != &it->value) return Status::InvalidArgument(where + *field + ": given twice");
   }
   return Status::Ok();
 }

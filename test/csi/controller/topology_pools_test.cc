@@ -54,6 +54,9 @@ TEST(TopologyPools, RefusalsNameTheEntryAndKey) {
       {R"([{"poolName": "p", "domainSegments": [{"domainLabel": "zone", "value": 1}]}])",
        "domainSegments[0].value: expected a string"},
       {R"([{"poolName": "p", "pool": "q"}])", "[0].'pool': not a key of topologyConstrainedPools"},
+      {R"([{"poolName": "p", "POOLNAME": "q"}])", "[0].poolName: given twice"},
+      {R"([{"poolName": "p", "domainSegments": [{"domainLabel": "a", "value": "1", "value": "2"}]}])",
+       "domainSegments[0].value: given twice"},
   };
   for (const auto& [json, field] : cases) {
     auto pools = ParseTopologyConstrainedPools(json);
