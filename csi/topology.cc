@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <vector>
 
 #include "base/quote_field.h"
 
@@ -43,6 +44,20 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// The parts of `text` between `separator`s, each without the blanks around
+// it; empty parts are kept (the callers skip them).
+std::vector<std::string_view> Parts(std::string_view text, char separator) {
+  std::vector<std::string_view> out;
+  size_t from = 0;
+  while (from <= text.size()) {
+    size_t end = text.find(separator, from);
+    if (end == std::string_view::npos) end = text.size();
+    out.push_back(Trim(text.substr(from, end - from)));
+    from = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view LabelName(std::string_view key) {
@@ -62,17 +77,9 @@ Status CheckLabelKey(std::string_view key, std::string_view what) {
 
 Result<NodeLabels> ParseNodeLabels(std::string_view text, std::string_view what) {
   NodeLabels out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    std::string_view line = text.substr(start, end == std::string_view::npos ? end : end - start);
-    start = end == std::string_view::npos ? text.size() + 1 : end + 1;
-    if (Trim(line).starts_with('#')) continue;
-    size_t from = 0;
-    while (from <= line.size()) {
-      size_t comma = line.find(',', from);
-      std::string_view pair = Trim(line.substr(from, comma == std::string_view::npos ? comma : comma - from));
-      from = comma == std::string_view::npos ? line.size() + 1 : comma + 1;
+  for (std::string_view line : Parts(text, '\n')) {
+    if (line.starts_with('#')) continue;
+    for (std::string_view pair : Parts(line, ',')) {
       if (pair.empty()) continue;
       size_t eq = pair.find('=');
       if (eq == std::string_view::npos) {
@@ -95,11 +102,7 @@ Result<NodeLabels> ParseNodeLabels(std::string_view text, std::string_view what)
 Result<std::vector<std::string>> ParseLabelKeys(std::string_view csv, std::string_view what) {
   std::vector<std::string> out;
   std::set<std::string_view> seen;
-  size_t from = 0;
-  while (from <= csv.size()) {
-    size_t comma = csv.find(',', from);
-    std::string_view key = Trim(csv.substr(from, comma == std::string_view::npos ? comma : comma - from));
-    from = comma == std::string_view::npos ? csv.size() + 1 : comma + 1;
+  for (std::string_view key : Parts(csv, ',')) {
     if (key.empty()) continue;
     NBDK_RETURN_IF_ERROR(CheckLabelKey(key, what));
     if (!seen.insert(key).second) {
@@ -124,8 +127,7 @@ Result<TopologySegments> NodeTopology(const std::vector<std::string>& domain_lab
     out[prefix + std::string(LabelName(key))] = it->second;
   }
   if (!missing.empty()) {
-    return Status::FailedPrecondition("--domain-labels: the node has no label " + missing +
-                                      " (give it with --node-labels or --node-labels-file)");
+    return Status::InvalidArgument("the node has no label " + missing + " (a domain label must be one of its labels)");
   }
   return out;
 }

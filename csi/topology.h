@@ -44,7 +44,7 @@ Status CheckLabelKey(std::string_view key, std::string_view what);
 Result<std::vector<std::string>> ParseLabelKeys(std::string_view csv, std::string_view what);
 
 // The node's segments: "topology.<driver>/<name>" -> value for each domain
-// label, <name> being the label key after its first '/'. FailedPrecondition
+// label, <name> being the label key after its first '/'. InvalidArgument
 // naming every domain label the node lacks (ceph-csi refuses to start).
 Result<TopologySegments> NodeTopology(const std::vector<std::string>& domain_labels, const NodeLabels& labels,
                                       std::string_view driver_name);

@@ -256,7 +256,7 @@ Status ResolveNodeTopology(Config* c) {
     }
   }
   auto topology = NodeTopology(c->domain_labels, c->node_labels, c->driver_name);
-  if (!topology.ok()) return Status::InvalidArgument(topology.status().message());
+  if (!topology.ok()) return topology.status().WithContext("--domain-labels");
   c->topology = std::move(*topology);
   return Status::Ok();
 }
