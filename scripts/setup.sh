@@ -20,6 +20,7 @@ build_packages=(
 check_packages=(
   systemd  # systemd-analyze verify checks the unit file
   clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan
+  ninja-build mold ccache  # the build: ninja, mold for the tests, a compile cache outside the checkout
 )
 # The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
 # nbd (the host side), and a one-node Ceph and the tests' tools run inside it
