@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Prints where a test run's minutes went (scripts/test.sh calls it last).
+
+Reads the run's times directory:
+  phases.tsv   NAME <tab> START <tab> END <tab> STATUS, one line a phase
+               (epoch seconds; a background phase's END is when it ended,
+               not when the run waited for it)
+  *.xml        ctest's JUnit reports (--output-junit), one a ctest run,
+               named for its phase
+  boots.tsv    STATE <tab> SECONDS <tab> CEPH_MS, one line a VM boot
+               (test/vm/vm-start: boot to ready, and Ceph's share of it)
+Usage: time-table.py TIMES_DIR [--all]
+  --all  every test; by default the tests under 1 s are summed in one line.
+"""
+import pathlib
+import sys
+import xml.etree.ElementTree as ET
+
+
+def minutes(seconds):
+    return f"{seconds / 60:6.1f} min"
+
+
+def read_phases(times):
+    rows = []
+    path = times / "phases.tsv"
+    if not path.exists():
+        return rows
+    for line in path.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) != 4:
+            continue
+        name, start, end, status = fields
+        rows.append((name, float(start), float(end), status))
+    return rows
+
+
+def read_tests(times):
+    """(seconds, phase, test, status) of every test in every JUnit report."""
+    rows = []
+    for report in sorted(times.glob("*.xml")):
+        try:
+            suite = ET.parse(report).getroot()
+        except ET.ParseError as e:
+            print(f"time-table: {report.name}: not JUnit XML ({e})", file=sys.stderr)
+            continue
+        for case in suite.iter("testcase"):
+            status = case.get("status", "run")
+            if case.find("failure") is not None:
+                status = "FAILED"
+            elif status == "run":
+                status = "passed"
+            rows.append((float(case.get("time", "0")), report.stem, case.get("name", "?"), status))
+    return rows
+
+
+def read_boots(times):
+    rows = []
+    path = times / "boots.tsv"
+    if not path.exists():
+        return rows
+    for line in path.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3:
+            rows.append((fields[0], float(fields[1]), float(fields[2]) / 1000))
+    return rows
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    times = pathlib.Path(sys.argv[1])
+    every = "--all" in sys.argv[2:]
+    phases = read_phases(times)
+    tests = read_tests(times)
+    boots = read_boots(times)
+
+    print("=== time table ===")
+    if phases:
+        t0 = min(p[1] for p in phases)
+        t1 = max(p[2] for p in phases)
+        print(f"run: {minutes(t1 - t0)} ({t1 - t0:.0f} s), phases by length "
+              "(start and end in seconds from the run's start):")
+        for name, start, end, status in sorted(phases, key=lambda p: p[1] - p[2]):
+            print(f"  {minutes(end - start)}  {start - t0:6.0f} -> {end - t0:6.0f}  {name}  [{status}]")
+    if boots:
+        total = sum(b[1] for b in boots)
+        ceph = sum(b[2] for b in boots)
+        print(f"VM boots: {len(boots)}, {minutes(total)} to ready, of which Ceph bring-up {minutes(ceph)}:")
+        for state, seconds, ceph_s in boots:
+            print(f"  {seconds:7.1f} s  (Ceph {ceph_s:5.1f} s)  {state}")
+    if tests:
+        tests.sort(reverse=True)
+        print(f"tests by wall time ({len(tests)}, {minutes(sum(t[0] for t in tests))} summed;"
+              " host tests ran several at once):")
+        small = [t for t in tests if t[0] < 1.0 and not every]
+        for seconds, phase, name, status in tests:
+            if small and seconds < 1.0:
+                break
+            print(f"  {seconds:8.1f} s  {phase:<16} {name}  [{status}]")
+        if small:
+            print(f"  {sum(t[0] for t in small):8.1f} s  {len(small)} tests under 1 s each")
+    print("=== end of time table ===")
+
+
+if __name__ == "__main__":
+    main()
