@@ -8,9 +8,10 @@ bindings in this one process. ceph-up.sh starts it before the monitor: the
 imports overlap with the monitor's mkfs, and connect() waits for the
 monitor to answer.
 
-Usage: ceph-up.py <osd uuid> <pool> <client name> <t0 us> <osd mkfs rc file> <data pool>
-       ceph-up.py --again <pool> <client name> <t0 us>
-          (a cluster made before: start its OSD, wait until the pool serves)
+Usage: ceph-up.py <osd uuids,...> <pool> <client name> <t0 us> <osd mkfs rc prefix> <data pool>
+          (OSD i's mkfs status is read from <prefix>.<i>)
+       ceph-up.py --again <pool> <client name> <t0 us> <osds>
+          (a cluster made before: start its OSDs, wait until the pool serves)
 """
 import json
 import os
@@ -42,10 +43,11 @@ def check_client(pool, client, step):
 
 
 def again():
-    pool, client, t0 = sys.argv[2:5]
+    pool, client, t0, osds = sys.argv[2:6]
     step = make_step(t0)
-    subprocess.run(["ceph-osd", "-i", "0"], check=True)
-    step("OSD started")
+    for i in range(int(osds)):
+        subprocess.run(["ceph-osd", "-i", str(i)], check=True)
+    step(f"{osds} OSD(s) started")
     check_client(pool, client, step)
 
 
@@ -53,7 +55,8 @@ def main():
     if sys.argv[1] == "--again":
         again()
         return
-    osd_uuid, pool, client, t0, mkfs_rc_file, data_pool = sys.argv[1:7]
+    osd_uuids, pool, client, t0, mkfs_rc_prefix, data_pool = sys.argv[1:7]
+    osd_uuids = osd_uuids.split(",")
     step = make_step(t0)
 
     step("python bindings loaded")
@@ -65,22 +68,25 @@ def main():
         if ret != 0:
             sys.exit(f"ceph-up: '{cmd['prefix']}' failed ({ret}): {err}")
 
-    command(prefix="osd new", uuid=osd_uuid, id=0)
+    for i, uuid in enumerate(osd_uuids):
+        command(prefix="osd new", uuid=uuid, id=i)
     command(prefix="osd pool create", pool=pool, pg_num=8, pgp_num=8)
     command(prefix="osd pool create", pool=data_pool, pg_num=8, pgp_num=8)
-    step(f"osd.0 and pools {pool}, {data_pool} created")
+    step(f"{len(osd_uuids)} OSD(s) and pools {pool}, {data_pool} created")
 
-    # ceph-up.sh runs the OSD's mkfs in parallel and leaves its status here.
+    # ceph-up.sh runs the OSDs' mkfs in parallel and leaves each status here.
     deadline = time.monotonic() + TIMEOUT
-    while not os.path.exists(mkfs_rc_file):
-        if time.monotonic() > deadline:
-            sys.exit("ceph-up: the OSD mkfs did not finish")
-        time.sleep(0.1)
-    with open(mkfs_rc_file) as f:
-        if f.read().strip() != "0":
-            sys.exit("ceph-up: ceph-osd --mkfs failed (see osd-mkfs.log in the Ceph log directory)")
-    subprocess.run(["ceph-osd", "-i", "0"], check=True)
-    step("OSD started")
+    for i in range(len(osd_uuids)):
+        rc_file = f"{mkfs_rc_prefix}.{i}"
+        while not os.path.exists(rc_file):
+            if time.monotonic() > deadline:
+                sys.exit(f"ceph-up: the mkfs of osd.{i} did not finish")
+            time.sleep(0.1)
+        with open(rc_file) as f:
+            if f.read().strip() != "0":
+                sys.exit(f"ceph-up: ceph-osd --mkfs of osd.{i} failed (osd-mkfs.{i}.log in the Ceph log directory)")
+        subprocess.run(["ceph-osd", "-i", str(i)], check=True)
+    step(f"{len(osd_uuids)} OSD(s) started")
 
     # pool_init writes to the pool, so it returns only once the pool's PGs
     # are active: the cluster really serves IO.

@@ -1,10 +1,12 @@
 #!/bin/bash
-# Brings up a one-monitor, one-OSD (memstore) Ceph on 127.0.0.1 inside the
-# test VM, with cephx, a pool "rbd" initialised for RBD, a second pool
+# Brings up a one-monitor Ceph with NBDK_CEPH_OSDS memstore OSDs (default 1)
+# on 127.0.0.1, with cephx, a pool "rbd" initialised for RBD, a second pool
 # "rbd-data" for images' data (StorageClass dataPool), and a client
 # "client.nbdk" holding only the caps rbd-nbd and lock breaking need on both.
-# Run by guest-init.sh before it reports the VM ready; never on the host
-# (Ceph daemons must not run there).
+# Pools keep min(OSDs, 3) copies. Run by guest-init.sh inside the test VM
+# before it reports the VM ready, and by cluster-start natively in private
+# mount, network and pid namespaces (NBDK_CEPH_UP_ANYWHERE=1); never in the
+# host's own namespaces (its /etc/ceph and network are not the tests').
 #
 # The systemd VM keeps its cluster on its root disk across a power cut, as
 # a real cluster outlives a node's: NBDK_CEPH_STATE on that disk and
@@ -35,21 +37,28 @@ step() { echo "ceph-up: +$(ms_since_t0) ms $*"; }
 # /var/log/ceph: those are the host's, mode 0750 ceph:ceph, which a VM run
 # by a non-root user cannot even look up through 9p.
 readonly STATE=${NBDK_CEPH_STATE:-/run/nbdk-ceph} STORE=${NBDK_CEPH_STORE:-memstore}
+readonly OSDS=${NBDK_CEPH_OSDS:-1}
+[[ $OSDS =~ ^[1-9]$ ]] || { echo "ceph-up.sh: NBDK_CEPH_OSDS=$OSDS: want 1 to 9" >&2; exit 1; }
+readonly SIZE=$((OSDS < 3 ? OSDS : 3))
 mon_dir=$STATE/mon/ceph-a
-osd_dir=$STATE/osd/ceph-0
-mkdir -p /etc/ceph "$mon_dir" "$osd_dir" "$STATE/log" /run/ceph /run/nbdk-test
+mkdir -p /etc/ceph "$mon_dir" "$STATE/log" /run/ceph /run/nbdk-test
+for ((i = 0; i < OSDS; i++)); do mkdir -p "$STATE/osd/ceph-$i"; done
 
 if [[ -e $STATE/env ]]; then
   ceph-mon -i a
   step "monitor of the kept cluster started"
-  "$(dirname "$0")/ceph-up.py" --again "$POOL" "$CLIENT" "$t0"
+  "$(dirname "$0")/ceph-up.py" --again "$POOL" "$CLIENT" "$t0" "$OSDS"
   cp "$STATE/env" "$ENV_FILE"
   echo "ceph-up: Ceph ready in $(ms_since_t0) ms, kept from the last boot (env in $ENV_FILE)"
   exit 0
 fi
 
 read -r fsid </proc/sys/kernel/random/uuid
-read -r osd_uuid </proc/sys/kernel/random/uuid
+osd_uuids=()
+for ((i = 0; i < OSDS; i++)); do
+  read -r uuid </proc/sys/kernel/random/uuid
+  osd_uuids+=("$uuid")
+done
 if [[ $STORE == bluestore ]]; then
   # A sparse file on the disk; small caches, as the VM has 2 GiB.
   store_conf='osd_objectstore = bluestore
@@ -73,8 +82,8 @@ ms_bind_ipv6 = false
 auth_cluster_required = cephx
 auth_service_required = cephx
 auth_client_required = cephx
-osd_pool_default_size = 1
-osd_pool_default_min_size = 1
+osd_pool_default_size = $SIZE
+osd_pool_default_min_size = $(((SIZE + 1) / 2))
 mon_allow_pool_size_one = true
 mon_warn_on_pool_no_redundancy = false
 osd_pool_default_pg_num = 8
@@ -116,15 +125,18 @@ keyring_entry() {
   done
 }
 
-mon_key=$(gen_key) admin_key=$(gen_key) osd_key=$(gen_key) client_key=$(gen_key)
+mon_key=$(gen_key) admin_key=$(gen_key) client_key=$(gen_key)
 admin_entry=$(keyring_entry client.admin "$admin_key" mds 'allow *' mgr 'allow *' mon 'allow *' osd 'allow *')
-osd_entry=$(keyring_entry osd.0 "$osd_key" mgr 'allow profile osd' mon 'allow profile osd' osd 'allow *')
+osd_entries=()
+for ((i = 0; i < OSDS; i++)); do
+  osd_entries+=("$(keyring_entry osd.$i "$(gen_key)" mgr 'allow profile osd' mon 'allow profile osd' osd 'allow *')")
+done
 # "profile rbd" on the monitor includes "osd blocklist add", which breaking a
 # dead client's exclusive lock needs (the old owner is blocklisted first).
 client_entry=$(keyring_entry client.$CLIENT "$client_key" mon 'profile rbd' osd "profile rbd pool=$POOL, profile rbd pool=$DATA_POOL")
 umask 077
 echo "$admin_entry" >/etc/ceph/ceph.client.admin.keyring
-echo "$osd_entry" >"$osd_dir/keyring"
+for ((i = 0; i < OSDS; i++)); do echo "${osd_entries[i]}" >"$STATE/osd/ceph-$i/keyring"; done
 echo "$client_entry" >/etc/ceph/ceph.client.$CLIENT.keyring
 # The bare key, for callers that take a secret rather than a keyring (CSI).
 echo "$client_key" >/etc/ceph/ceph.client.$CLIENT.key
@@ -132,30 +144,32 @@ echo "$client_key" >/etc/ceph/ceph.client.$CLIENT.key
 # "ceph auth" round trips are needed later.
 {
   keyring_entry mon. "$mon_key" mon 'allow *'
-  printf '%s\n' "$admin_entry" "$osd_entry" "$client_entry"
+  printf '%s\n' "$admin_entry" "${osd_entries[@]}" "$client_entry"
 } >/run/ceph/mon.keyring
 umask 022
 chmod 0644 /etc/ceph/ceph.conf
 step "keys made"
 
-rm -f /run/ceph/osd-mkfs.rc
+rm -f /run/ceph/osd-mkfs.rc.*
 # On a failure below, do not leave the python half waiting (up to minutes)
 # on a monitor that will never come: it holds guest-init's output pipe.
 trap 'kill $(jobs -p) 2>/dev/null' EXIT
-"$(dirname "$0")/ceph-up.py" "$osd_uuid" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc "$DATA_POOL" &
+"$(dirname "$0")/ceph-up.py" "$(IFS=,; echo "${osd_uuids[*]}")" "$POOL" "$CLIENT" "$t0" /run/ceph/osd-mkfs.rc "$DATA_POOL" &
 python_pid=$!
 
 monmaptool --create --fsid "$fsid" --addv a "$MON_HOST" /run/ceph/monmap >/dev/null
 ceph-mon --mkfs -i a --monmap /run/ceph/monmap --keyring /run/ceph/mon.keyring
 ceph-mon -i a
 step "monitor started"
-# The OSD's mkfs is local (memstore, --no-mon-config): it overlaps with the
-# monitor commands; ceph-up.py starts the OSD once both are done.
-{
-  rc=0
-  ceph-osd -i 0 --mkfs --osd-uuid "$osd_uuid" --no-mon-config >$STATE/log/osd-mkfs.log 2>&1 || rc=$?
-  echo "$rc" >/run/ceph/osd-mkfs.rc
-} &
+# The OSDs' mkfs is local (--no-mon-config): it overlaps with the monitor
+# commands; ceph-up.py starts each OSD once both are done.
+for ((i = 0; i < OSDS; i++)); do
+  {
+    rc=0
+    ceph-osd -i "$i" --mkfs --osd-uuid "${osd_uuids[i]}" --no-mon-config >"$STATE/log/osd-mkfs.$i.log" 2>&1 || rc=$?
+    echo "$rc" >"/run/ceph/osd-mkfs.rc.$i"
+  } &
+done
 wait "$python_pid"
 trap - EXIT
 

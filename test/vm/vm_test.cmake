@@ -46,6 +46,8 @@ set(NBDK_VM_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "test/vm scripts")
 set(NBDK_VM_STATE ${CMAKE_BINARY_DIR}/vm-state CACHE INTERNAL "test VM state")
 set(NBDK_VM_SYSTEMD_STATE ${CMAKE_BINARY_DIR}/vm-state-systemd CACHE INTERNAL "systemd test VM state")
 set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNAL "container test VM state")
+# The native test cluster's pid, env and logs (test/vm/cluster).
+set(NBDK_CLUSTER_STATE ${CMAKE_BINARY_DIR}/cluster-state CACHE INTERNAL "native test cluster state")
 # The platforms whose kernel but not userland differs (debian12-k612), run
 # from the default tree: empty in CI, which runs Linux 6.12 as Debian 13's
 # (scripts/test.sh); `-DNBDK_VM_PLATFORMS=debian12-k612` for the full matrix.
@@ -155,4 +157,31 @@ function(nbdk_add_vm_platform_test)
       set_tests_properties(${VT_NAME} PROPERTIES DEPENDS vm_kernel)
     endif()
   endif()
+endfunction()
+
+# nbdk_add_cluster_test(NAME <name> COMMAND <argv>... [TIMEOUT <seconds>]
+#                       [ENV <NAME=VALUE>...])
+#
+# Runs <argv> on the host inside the native test cluster's namespaces
+# (test/vm/cluster: the same Ceph and environment as the VM's, three OSDs,
+# no guest kernel): for what touches Ceph and the daemon but no nbd device,
+# mount or dm-crypt, at native speed. Fixture "cluster" (cluster_start,
+# cluster_stop), RESOURCE_LOCK cluster (the tests share one cluster, so
+# listings see no other test's volumes), LABELS cluster.
+function(nbdk_add_cluster_test)
+  cmake_parse_arguments(CT "" "NAME;TIMEOUT" "COMMAND;ENV" ${ARGN})
+  if(NOT CT_NAME OR NOT CT_COMMAND)
+    message(FATAL_ERROR "nbdk_add_cluster_test: NAME and COMMAND are required")
+  endif()
+  if(NOT CT_TIMEOUT)
+    set(CT_TIMEOUT 300)
+  endif()
+  add_test(NAME ${CT_NAME} COMMAND ${NBDK_VM_DIR}/cluster exec -- ${CT_COMMAND})
+  set_tests_properties(${CT_NAME} PROPERTIES
+    FIXTURES_REQUIRED cluster
+    RESOURCE_LOCK cluster
+    LABELS cluster
+    TIMEOUT ${CT_TIMEOUT}
+    ENVIRONMENT "NBDK_CLUSTER_STATE=${NBDK_CLUSTER_STATE};${CT_ENV}")
+  set_property(GLOBAL PROPERTY NBDK_CLUSTER_USED TRUE)
 endfunction()
