@@ -9,6 +9,7 @@ Reads the run's times directory:
                named for its phase
   boots.tsv    STATE <tab> SECONDS <tab> CEPH_MS, one line a VM boot
                (test/vm/vm-start: boot to ready, and Ceph's share of it)
+               or a native cluster's start (test/vm/cluster)
 Usage: time-table.py TIMES_DIR [--all]
   --all  every test; by default the tests under 1 s are summed in one line.
 """
@@ -21,18 +22,17 @@ def minutes(seconds):
     return f"{seconds / 60:6.1f} min"
 
 
-def read_phases(times):
-    rows = []
-    path = times / "phases.tsv"
+def read_tsv(path, columns):
+    """The lines of a tab-separated file that have `columns` fields."""
     if not path.exists():
-        return rows
-    for line in path.read_text().splitlines():
-        fields = line.split("\t")
-        if len(fields) != 4:
-            continue
-        name, start, end, status = fields
-        rows.append((name, float(start), float(end), status))
-    return rows
+        return []
+    rows = (line.split("\t") for line in path.read_text().splitlines())
+    return [fields for fields in rows if len(fields) == columns]
+
+
+def read_phases(times):
+    return [(name, float(start), float(end), status)
+            for name, start, end, status in read_tsv(times / "phases.tsv", 4)]
 
 
 def read_tests(times):
@@ -55,15 +55,8 @@ def read_tests(times):
 
 
 def read_boots(times):
-    rows = []
-    path = times / "boots.tsv"
-    if not path.exists():
-        return rows
-    for line in path.read_text().splitlines():
-        fields = line.split("\t")
-        if len(fields) == 3:
-            rows.append((fields[0], float(fields[1]), float(fields[2]) / 1000))
-    return rows
+    return [(state, float(seconds), float(ceph_ms) / 1000)
+            for state, seconds, ceph_ms in read_tsv(times / "boots.tsv", 3)]
 
 
 def main():
@@ -86,7 +79,7 @@ def main():
     if boots:
         total = sum(b[1] for b in boots)
         ceph = sum(b[2] for b in boots)
-        print(f"VM boots: {len(boots)}, {minutes(total)} to ready, of which Ceph bring-up {minutes(ceph)}:")
+        print(f"VM boots and native clusters: {len(boots)}, {minutes(total)} to ready, of which Ceph bring-up {minutes(ceph)}:")
         for state, seconds, ceph_s in boots:
             print(f"  {seconds:7.1f} s  (Ceph {ceph_s:5.1f} s)  {state}")
     if tests:
