@@ -1,13 +1,12 @@
 #include "supervisor/child_scope.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 
-#include "base/unique_fd.h"
+#include "base/kernel_file.h"
 
 namespace nbdk {
 namespace {
@@ -74,20 +73,6 @@ bool ProcCgroupInUnit(std::string_view proc_cgroup, std::string_view unit) {
   return false;
 }
 
-Result<std::string> ReadProcCgroup(int pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/cgroup";
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return Status::FromErrno(errno, path);
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    // ESRCH: the process exited after the open.
-    if (n < 0) return Status::FromErrno(errno == ESRCH ? ENOENT : errno, path);
-    if (n == 0) return out;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
+Result<std::string> ReadProcCgroup(int pid) { return ReadKernelFile("/proc/" + std::to_string(pid) + "/cgroup"); }
 
 }  // namespace nbdk

@@ -13,9 +13,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "base/kernel_file.h"
 #include "base/unique_fd.h"
 
 namespace nbdk {
@@ -142,10 +141,8 @@ Result<LibradosOps> ParseObjecterRequests(std::string_view json) {
 
 ServerProbe ProbeServer(const SupervisorConfig& config, int pid, uint64_t timeout_ms) {
   ServerProbe probe;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::stringstream text;
-  text << stat.rdbuf();
-  auto state = ParseProcessState(text.str());
+  auto text = ReadKernelFile("/proc/" + std::to_string(pid) + "/stat");
+  auto state = text.ok() ? ParseProcessState(*text) : Result<char>(text.status());
   probe.stopped = state.ok() && (*state == 'T' || *state == 't');
   if (probe.stopped) return probe;
   std::string path = AdminSocketPath(config, pid);

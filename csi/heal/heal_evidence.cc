@@ -7,11 +7,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <sstream>
 
+#include "base/kernel_file.h"
 #include "base/log.h"
 #include "base/uv_handle.h"
 #include "netlink/nbd_sysfs.h"
@@ -30,9 +29,12 @@ bool IsPid(const char* name) {
   return true;
 }
 
-// The real and effective uid from /proc/<pid>/status ("Uid:\tR\tE\tS\tF").
+// The real and effective uid from /proc/<pid>/status ("Uid:\tR\tE\tS\tF");
+// left at -1 when the process is gone.
 void ReadUids(const std::string& status_path, RbdNbdProcess* p) {
-  std::ifstream in(status_path);
+  auto status = ReadKernelFile(status_path);
+  if (!status.ok()) return;
+  std::istringstream in(*status);
   for (std::string line; std::getline(in, line);) {
     if (!line.starts_with("Uid:")) continue;
     std::istringstream fields(line.substr(4));
@@ -113,10 +115,9 @@ Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_r
   std::vector<RbdNbdProcess> out;
   while (struct dirent* e = ::readdir(dir.get())) {
     if (!IsPid(e->d_name)) continue;
-    std::ifstream in(proc_root + "/" + e->d_name + "/cmdline", std::ios::binary);
-    if (!in) continue;  // exited meanwhile
-    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> argv = ParseCmdline(raw);
+    auto raw = ReadKernelFile(proc_root + "/" + e->d_name + "/cmdline");
+    if (!raw.ok()) continue;  // exited meanwhile, or unreadable: not a process we can judge
+    std::vector<std::string> argv = ParseCmdline(*raw);
     if (argv.empty() || !IsRbdNbdProgram(argv[0])) continue;
     RbdNbdProcess p{std::atoi(e->d_name), std::move(argv), "", -1, -1};
     std::string dir = proc_root + "/" + e->d_name;

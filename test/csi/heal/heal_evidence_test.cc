@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -88,6 +89,27 @@ TEST_F(HealEvidenceTest, ScanFindsOnlyRbdNbdProcesses) {
   EXPECT_EQ((*found)[0].pid, 12);
   EXPECT_EQ((*found)[0].argv.back(), "rbd/a");
   EXPECT_EQ(ScanRbdNbdProcesses(dir_ + "/none").status().code(), Code::kNotFound);
+}
+
+// A process that exits while the heal reads /proc: its files open and then
+// fail to read (ESRCH; here a directory where the file was, EISDIR). The
+// scan passes over it, or keeps what it could read, and never throws: a
+// libstdc++ stream's read error did, and that ended the daemon at start.
+TEST_F(HealEvidenceTest, ScanPassesOverProcessesWhoseFilesFailToRead) {
+  using namespace std::string_literals;
+  Process(12, "/usr/bin/rbd-nbd\0map\0-f\0rbd/a\0"s);
+  std::filesystem::create_directories(options_.proc_root + "/13/cmdline");
+  Process(14, "/usr/bin/rbd-nbd\0map\0-f\0rbd/b\0"s);
+  std::filesystem::remove(options_.proc_root + "/14/status");
+  std::filesystem::create_directories(options_.proc_root + "/14/status");
+  auto found = ScanRbdNbdProcesses(options_.proc_root);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ(found->size(), 2u);
+  std::sort(found->begin(), found->end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  EXPECT_EQ((*found)[0].pid, 12);
+  EXPECT_EQ((*found)[0].uid, options_.server_uid);
+  EXPECT_EQ((*found)[1].pid, 14);
+  EXPECT_EQ((*found)[1].uid, -1) << "an unreadable status proves no uid";
 }
 
 TEST_F(HealEvidenceTest, DeviceViewReadsTheBackendCookie) {
