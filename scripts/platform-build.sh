@@ -28,7 +28,8 @@ bind() {
 bind "$work"
 bind /dev
 # The compile cache: beside the host's (scripts/test.sh keeps that outside
-# the checkout, so it outlives a clean clone), else in the VM cache.
+# the checkout, so it outlives a clean clone), else in the VM cache; keyed
+# by paths relative to the repository, so a clone in another folder hits.
 ccache_dir=${CCACHE_DIR:+${CCACHE_DIR%/}-$platform}
 ccache_dir=${ccache_dir:-$repo/.vm-cache/ccache-$platform}
 mkdir -p "$ccache_dir"
@@ -37,7 +38,7 @@ mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 
 in_root() {
   chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-    CCACHE_DIR="$ccache_dir" CCACHE_BASEDIR="$work" "$@"
+    CCACHE_DIR="$ccache_dir" CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true "$@"
 }
 in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
