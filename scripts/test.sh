@@ -72,10 +72,16 @@ wait_for() {
   cat "$times/$1.log" >&2
   return 1
 }
+# images TREE NAME: a tree's image tests. Both platforms' images carry the
+# same tag (localhost/nbdkeeperd:VERSION), so one tree's build, run and copy
+# of it (container_images) must not interleave with the other's.
+images() {
+  flock "$times/podman.lock" ctest --test-dir "$1" --output-on-failure --output-junit "$times/$2.xml" -L image
+}
 # Debian 13: its root, the build of what its tests run, then its images.
 debian13_chain() {
   NBDK_PLATFORM_TARGET=platform_tests "$root/scripts/platform-build.sh" debian13 &&
-    ctest_phase debian13-images "$d13" -L image
+    phase debian13-images images "$d13" debian13-images
 }
 # The root's download overlaps the host's build.
 background debian13-build-and-images debian13_chain
@@ -84,8 +90,7 @@ phase configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
 phase build cmake --build "$build" -j"$(nproc)"
 # Debian 12's image (built and run on the host, no VM), and the fuzzers'
 # clang build, beside the host tests.
-background debian12-images ctest --test-dir "$build" --output-on-failure --output-junit "$times/debian12-images.xml" \
-  -L image
+background debian12-images images "$build" debian12-images
 background fuzz-build env NBDK_FUZZ_BUILD_DIR="$build/fuzz" "$root/scripts/fuzz.sh" --build
 
 failed=0
