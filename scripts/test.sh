@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Sets up a Debian 12 machine, builds nbdkeeper and runs every test: the host
-# unit and integration tests, the fuzzers (label `fuzz`, scripts/fuzz.sh),
-# the real-kernel VM tests (label `vm`: qemu boots Debian's kernel with nbd
-# and a Ceph cluster), then the tests that cover what differs between
-# platforms (label `platform`) on Debian 13: its Linux 6.12 and Ceph 18,
-# with the tree built in a Debian 13 root (scripts/platform-build.sh).
-# Ends with a time table of every phase, VM boot and test
-# (scripts/time-table.py; the reports stay in <build>/times).
+# Sets up a Debian 12 machine, builds nbdkeeper and runs every test. First
+# what needs no VM, side by side: the host's build, then its unit and
+# integration tests; the Debian 13 root and the build of what its tests run
+# (scripts/platform-build.sh); both platforms' images (label `image`); the
+# fuzzers' clang build. Then the real-kernel VM tests on Debian 12 (label
+# `vm`: qemu boots Debian's kernel with nbd and a Ceph cluster), with the
+# tests on the native test cluster beside them (label `cluster`:
+# test/vm/cluster); the fuzzers (label `fuzz`, scripts/fuzz.sh); last the
+# tests of what differs between platforms (label `platform`) on Debian 13:
+# its Linux 6.12 and Ceph 18. Ends with a time table of every phase, VM boot
+# and test (scripts/time-table.py; the reports stay in <build>/times).
 #   scripts/test.sh            everything
 #   scripts/test.sh -LE 'vm|fuzz'   host tests only (any ctest arguments pass through)
 set -euo pipefail
