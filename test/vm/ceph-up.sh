@@ -4,7 +4,7 @@
 # "rbd-data" for images' data (StorageClass dataPool), and a client
 # "client.nbdk" holding only the caps rbd-nbd and lock breaking need on both.
 # Pools keep min(OSDs, 3) copies. Run by guest-init.sh inside the test VM
-# before it reports the VM ready, and by cluster-start natively in private
+# before it reports the VM ready, and by `cluster start` natively in private
 # mount, network and pid namespaces (NBDK_CEPH_UP_ANYWHERE=1); never in the
 # host's own namespaces (its /etc/ceph and network are not the tests').
 #
