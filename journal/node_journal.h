@@ -10,7 +10,7 @@
 //   quarantine/<name>.rec.<unix ms>[.<n>]   files that failed to load
 //
 // Why files and not SQLite, why a frame, why an fsync failure is sticky:
-// docs/node-journal.md.
+// docs/design/node-journal.md.
 //
 // Durability: a Put or Remove that returned OK survives a crash or power
 // loss. After a crash the file holds the old or the new record, never a mix.

@@ -82,7 +82,7 @@ void Mapping::RunUnmapCommand(std::function<void(const Result<CommandResult>&)> 
 
 // Past its window the kernel fails new IO, but a request that was in
 // flight at the death stays held for ever: with rbd-nbd's own timeout at 0
-// the queue timeout only re-arms it (docs/kernel-timeouts.md), and the
+// the queue timeout only re-arms it (docs/design/kernel-timeouts.md), and the
 // filesystem above hangs on it. Disconnecting the device (`rbd-nbd unmap`,
 // the kernel's nbd_clear_que) fails it too, so every write the volume lost
 // is reported as an IO error and nothing waits for ever. Not before the

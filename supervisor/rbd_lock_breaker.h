@@ -10,7 +10,7 @@
 // rbd_lock_break(EXCLUSIVE, owner), which blocklists the owner; librbd
 // refuses when the lock moved meanwhile. Every break logs one `lock_break`
 // event (image, owner, owner_watches, duration_ms, outcome). Why this is
-// safe, and what librbd does on a break: docs/lock-breaking.md.
+// safe, and what librbd does on a break: docs/design/lock-breaking.md.
 #pragma once
 
 #include <functional>

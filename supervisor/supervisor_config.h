@@ -22,8 +22,8 @@ struct SupervisorConfig {
   // Block-layer queue timeout set after each map (the kernel's default is
   // 30 s): IO in flight at a death moves to the re-attached connection at
   // its first tick after the re-attach. 2 s, measured against 1 s and 5 s
-  // (reattach_bench, docs/kernel-timeouts.md): the shortest stall, and one
-  // kernel line per request every 2 s while a slow cluster holds IO.
+  // (reattach_bench, docs/design/kernel-timeouts.md): the shortest stall,
+  // and one kernel line per request every 2 s while a slow cluster holds IO.
   // 0: leave the kernel's value alone.
   uint32_t io_timeout_ms = 2000;
   // Passed as --reattach-timeout: how long the kernel keeps a dead device

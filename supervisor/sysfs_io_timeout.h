@@ -4,7 +4,7 @@
 // when its timer fires, so the longest stall of a death is the re-attach
 // time plus up to this value; nothing else from userspace can move it
 // sooner, and a short value costs a kernel "Possible stuck request" line
-// per tick for IO a slow cluster holds (docs/kernel-timeouts.md). The
+// per tick for IO a slow cluster holds (docs/design/kernel-timeouts.md). The
 // value survives a re-attach, so it is written once after the map.
 #pragma once
 

@@ -6,7 +6,7 @@
 //   keeper 5s, 1s - the same with a 5 s and a 1 s queue timeout: IO in
 //               flight at a death moves to the new connection at the first
 //               queue-timeout tick after the re-attach, so the timeout
-//               bounds the longest stall (docs/kernel-timeouts.md);
+//               bounds the longest stall (docs/design/kernel-timeouts.md);
 //   baseline  - nbdkeeperd with --break-dead-locks=false and the kernel's
 //               30 s queue timeout: what a plain re-attach gives.
 // For each: kill -> device re-attached, and the longest single write seen
@@ -209,7 +209,7 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
       while (writer.writes() < writes + 50) {
         if (Clock::now() - t0 > std::chrono::seconds(90) && !laggy_cleared) {
           // The one-OSD cluster's PGs can latch laggy after a pause (Ceph;
-          // docs/kernel-timeouts.md): say so, clear it, and go on.
+          // docs/design/kernel-timeouts.md): say so, clear it, and go on.
           auto status = nbdk::vmtest::GetVolumeStatus(daemon.health_port(), image);
           nbdk::faults::PrintStalledDevice(status ? status->device : "");
           laggy_cleared = nbdk::faults::RecoverLaggyPgs();
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   std::printf("kill->att, stall: medians over the kills; after att: the longest write minus the re-attach time\n"
               "(median/max), the wait for the queue-timeout tick; stuck: the kernel's \"%s\" lines\n"
               "during the kills; 10 s OSD stop: the longest write and those lines while every ceph-osd was stopped\n"
-              "(laggy: the one-OSD cluster's PGs latched laggy and were cleared, docs/kernel-timeouts.md)\n",
+              "(laggy: the one-OSD cluster's PGs latched laggy and were cleared, docs/design/kernel-timeouts.md)\n",
               kStuckLine);
   uint64_t errors = five.errors + keeper.errors + fast.errors + baseline.errors;
   std::printf("writes: %llu + %llu + %llu + %llu, IO errors: %llu\n", static_cast<unsigned long long>(five.writes),

@@ -52,9 +52,9 @@ Status ChaosScenario::KillChildren(size_t count) {
 }
 
 // A frozen server only delays IO: with rbd-nbd's own timeout at 0 the
-// kernel's queue timeout just re-arms (docs/kernel-timeouts.md). Should the
-// link still be reported dead, the daemon kills the server and re-attaches,
-// so the outcome is read from /status, not assumed.
+// kernel's queue timeout just re-arms (docs/design/kernel-timeouts.md).
+// Should the link still be reported dead, the daemon kills the server and
+// re-attaches, so the outcome is read from /status, not assumed.
 Status ChaosScenario::StopChild() {
   ChaosVolume& v = RandomVolume();
   auto before = SeeServer(keeper_.health_port(), v.id);

@@ -41,10 +41,10 @@ void PrintStalledDevice(const std::string& device);
 
 // A one-OSD pool's PGs can latch "laggy" after the OSD was paused past its
 // read lease, parking every op in waiting_for_readable until the next
-// interval change (Ceph, see docs/kernel-timeouts.md). If an OSD holds an
-// op "waiting for readable", marks osd.0 (the VM's one OSD) down - it
-// re-asserts itself at once, a new interval - and returns true; false when
-// none does.
+// interval change (Ceph, see docs/design/kernel-timeouts.md). If an OSD
+// holds an op "waiting for readable", marks osd.0 (the VM's one OSD) down -
+// it re-asserts itself at once, a new interval - and returns true; false
+// when none does.
 bool RecoverLaggyPgs();
 
 }  // namespace nbdk::faults

@@ -35,7 +35,7 @@ for s in /proc/[0-9]*/stat; do
   [ "$(awk '{print $3}' "$s" 2>/dev/null)" = D ] || continue
   echo "pid $p $(cat "/proc/$p/comm" 2>/dev/null)"; cat "/proc/$p/stack" 2>/dev/null | head -12
 done
-section "osd: ops in flight (\"waiting for readable\": a laggy PG, docs/kernel-timeouts.md)"
+section "osd: ops in flight (\"waiting for readable\": a laggy PG, docs/design/kernel-timeouts.md)"
 for asok in /var/run/ceph/ceph-osd.*.asok; do
   timeout 10 ceph --admin-daemon "$asok" dump_ops_in_flight 2>&1 | head -40
 done
