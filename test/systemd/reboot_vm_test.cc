@@ -1,9 +1,9 @@
 // A bare-metal host's orderly reboot (issue 32), in the systemd VM once its
 // other suites are done (orderly-reboot.sh runs both halves around
 // `systemctl reboot`):
-//  - BeforeReboot: the README's bare-metal quick start as written, with
-//    only ceph.conf and a keyring (ceph-csi's config.json removed): an ext4
-//    volume with mount options and a block volume, both persisted, data
+//  - BeforeReboot: docs/operate/bare-metal.md's quick start as written,
+//    with only ceph.conf and a keyring (ceph-csi's config.json removed): an
+//    ext4 volume with mount options and a block volume, both persisted, data
 //    written to the block one through its stable name; a map of an image
 //    mapped by a hand-run rbd-nbd is refused, naming its device.
 //  - AfterReboot: the previous boot's journal shows nbdkeeper-volumes
@@ -30,7 +30,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// README.md marks its bare-metal quick start with this line.
+// The page whose quick start BeforeReboot runs, relative to the source
+// tree; it marks the quick start with kBareMetalMarker on the line before
+// its block.
+constexpr char kBareMetalPage[] = "docs/operate/bare-metal.md";
 constexpr char kBareMetalMarker[] = "<!-- bare-metal: test/systemd runs the next block as written -->";
 // What the quick start maps (pool "rbd" and client.admin: the VM's Ceph has both).
 constexpr char kDbSpec[] = "rbd/db";
@@ -90,15 +93,17 @@ TEST_F(BeforeReboot, TheQuickStartNeedsOnlyCephConfAndAKeyring) {
   ASSERT_TRUE(vmtest::RunCommand({"systemd-tmpfiles", "--create", "--prefix", "/var/log/journal"}).ok());
   ASSERT_TRUE(vmtest::RunCommand({"journalctl", "--flush"}).ok());
 
-  Result<std::string> block = MarkdownBlockAfter(NBDK_SOURCE_DIR "/README.md", kBareMetalMarker);
+  Result<std::string> block = MarkdownBlockAfter(std::string(NBDK_SOURCE_DIR "/") + kBareMetalPage, kBareMetalMarker);
   ASSERT_TRUE(block.ok()) << block.status().ToString();
-  // As in a login shell on Debian, where the README installs the binaries
-  // (the VM's agent runs with the system directories only).
+  // As in a login shell on Debian, where docs/operate/systemd.md installs
+  // the binaries (the VM's agent runs with the system directories only).
   std::ofstream("/root/bare-metal.sh") << "export PATH=/usr/local/sbin:/usr/local/bin:$PATH\n" << *block;
   auto ran = vmtest::RunCommand({"bash", "-euo", "pipefail", "/root/bare-metal.sh"}, /*merge_stderr=*/true);
   ASSERT_TRUE(ran.ok()) << ran.status().ToString();
   std::printf("[ quick start ]\n%s", ran->stdout_text.c_str());
-  ASSERT_EQ(ran->exit.code, 0) << "the README's bare-metal quick start failed:\n" << *block << "\n" << ran->stdout_text;
+  ASSERT_EQ(ran->exit.code, 0) << "the quick start of " << kBareMetalPage << " failed:\n"
+                               << *block << "\n"
+                               << ran->stdout_text;
 
   auto rows = ListRows();
   ASSERT_EQ(rows.count(kDbSpec), 1u);

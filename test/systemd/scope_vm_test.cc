@@ -1,7 +1,7 @@
 // Child scopes under the installed unit (runs in the systemd VM, after the
-// other systemd tests: the unit is installed as README.md says and the
-// node is clean). One block volume mapped with nbdkeeperctl; its rbd-nbd
-// must live in a transient scope of its own:
+// other systemd tests: the unit is installed as docs/operate/systemd.md
+// says and the node is clean). One block volume mapped with nbdkeeperctl;
+// its rbd-nbd must live in a transient scope of its own:
 //  - /status (through nbdkeeperctl status --json) says so, and the kernel
 //    agrees (/proc/<pid>/cgroup);
 //  - `systemctl kill -s SIGKILL nbdkeeperd` (every process of the unit)

@@ -1,8 +1,8 @@
 // Test-only: what the systemd VM tests share across the power cut. The
 // names are fixed, so the tests after the next boot find the volumes the
 // tests before it left staged: the unit's CSI socket and health port (the
-// defaults the README's config keeps), the cluster, the images and the
-// kubelet paths a CO would use.
+// defaults the config of docs/operate/systemd.md keeps), the cluster, the
+// images and the kubelet paths a CO would use.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -24,7 +24,9 @@ inline constexpr int kHealthPort = 9810;
 inline constexpr char kCluster[] = "sd-cluster";
 inline constexpr char kCephCsiConfig[] = "/etc/ceph-csi-config/config.json";
 inline constexpr char kDaemonConfig[] = "/etc/nbdkeeper/config.json";
-// README.md marks its install commands with this line before their block.
+// The page whose install commands the tests run, relative to the source
+// tree; it marks them with kInstallMarker on the line before their block.
+inline constexpr char kInstallPage[] = "docs/operate/systemd.md";
 inline constexpr char kInstallMarker[] = "<!-- install: test/systemd runs the next block as written -->";
 
 // One CSI volume as kubelet stages and publishes it.
@@ -67,8 +69,8 @@ class SystemdVmTest : public ::testing::Test {
 std::unique_ptr<csi::v1::Node::Stub> NodeStub(const std::string& endpoint = kSocket);
 std::unique_ptr<csi::v1::Identity::Stub> IdentityStub(const std::string& endpoint = kSocket);
 
-// `nbdkeeperctl --config kDaemonConfig ARGS...`, where the README installs it:
-// exit code and merged output.
+// `nbdkeeperctl --config kDaemonConfig ARGS...`, where
+// docs/operate/systemd.md installs it: exit code and merged output.
 struct CtlRun {
   int exit = -1;
   std::string output;

@@ -1,5 +1,5 @@
 // The shipped unit under systemd as PID 1 (runs in the systemd VM): installed
-// exactly as README.md's systemd section says, then each thing an operator
+// exactly as docs/operate/systemd.md says, then each thing an operator
 // relies on, with writers on an ext4 and a block volume throughout. The
 // tests run in order and build on each other (one daemon, one set of
 // volumes); the last one leaves the volumes staged for the power cut that
@@ -42,9 +42,9 @@ TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
   // The operator's own part: the cluster list, in ceph-csi's format.
   std::filesystem::create_directories(std::filesystem::path(kCephCsiConfig).parent_path());
   ASSERT_TRUE(vmtest::WriteCephCsiConfig(kCephCsiConfig, kCluster, Ceph()).ok());
-  Result<std::string> block = MarkdownBlockAfter(NBDK_SOURCE_DIR "/README.md", kInstallMarker);
+  Result<std::string> block = MarkdownBlockAfter(std::string(NBDK_SOURCE_DIR "/") + kInstallPage, kInstallMarker);
   ASSERT_TRUE(block.ok()) << block.status().ToString();
-  // The README's commands run from a source tree with its build in
+  // The install commands run from a source tree with its build in
   // `build/`: one made of links to this tree and its build directory.
   const std::filesystem::path tree = "/root/nbdk-install";
   std::filesystem::remove_all(tree);
@@ -57,7 +57,9 @@ TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
   auto ran = vmtest::RunCommand({"bash", "-euo", "pipefail", "install.sh"}, /*merge_stderr=*/true);
   double install_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(ran.ok()) << ran.status().ToString();
-  ASSERT_EQ(ran->exit.code, 0) << "the README's install commands failed:\n" << *block << "\n" << ran->stdout_text;
+  ASSERT_EQ(ran->exit.code, 0) << "the install commands of " << kInstallPage << " failed:\n"
+                               << *block << "\n"
+                               << ran->stdout_text;
 
   // `enable --now` of a Type=notify unit returns once READY=1 came: the
   // daemon must answer as ready at that very moment.
@@ -78,7 +80,7 @@ TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
   EXPECT_NE(shown->find("Status: \"" + status_text), std::string::npos) << *shown;
   double to_ready = (std::stod((*props)["ActiveEnterTimestampMonotonic"]) -
                      std::stod((*props)["ExecMainStartTimestampMonotonic"])) / 1e6;
-  std::printf("[ install ] README commands %.1f s; exec to READY=1 (active) %.2f s; STATUS=\"%s\"\n", install_s,
+  std::printf("[ install ] commands %.1f s; exec to READY=1 (active) %.2f s; STATUS=\"%s\"\n", install_s,
               to_ready, status_text.c_str());
 }
 

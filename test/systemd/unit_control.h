@@ -47,7 +47,7 @@ double WaitForNewMainPid(const std::string& unit, pid_t old_pid, std::chrono::mi
 std::string CgroupOf(pid_t pid);
 
 // The first ```sh block after the line `marker` in a Markdown file: the
-// README's install commands, run exactly as written.
+// commands a docs page gives, run exactly as written.
 Result<std::string> MarkdownBlockAfter(const std::string& path, const std::string& marker);
 
 // `journalctl -u UNIT -o json` since this boot: one JSON object per line.
