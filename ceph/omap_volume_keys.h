@@ -1,6 +1,6 @@
-// The names and values of ceph-csi's RADOS omap journals (the README's
-// Controller layout, ceph-csi's internal/journal/voljournal.go), as pure
-// functions. Volumes:
+// The names and values of ceph-csi's RADOS omap journals
+// (docs/design/controller-layout.md, ceph-csi's
+// internal/journal/voljournal.go), as pure functions. Volumes:
 //
 //   journal pool: csi.volumes.<instance>   csi.volume.<request name> -> <uuid>
 //                                          (or <16-hex image pool id>/<uuid>)

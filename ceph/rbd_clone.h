@@ -1,6 +1,7 @@
 // The librbd snapshot, clone, flatten and trash operations behind CSI
-// snapshots and clones (ceph-csi's RBD design, README "Snapshots and
-// clones"); when to use them is the Controller's (csi/controller/clone_operations.h).
+// snapshots and clones (ceph-csi's RBD design,
+// docs/design/controller-layout.md); when to use them is the Controller's
+// (csi/controller/clone_operations.h).
 // Every function is BLOCKING (run it in EventLoop::RunBlocking) and
 // idempotent: a retry after a crash between any two calls finds what the
 // first attempt did and carries on.

@@ -87,7 +87,7 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
   if (it == std::end(kAllowed)) {
     return Status::InvalidArgument(where + ": a mount option that is not allowed for " + QuoteField(fs_type) +
                                    " (allowed: atime, discard, commit, ACL, quota, allocation and SELinux context "
-                                   "options, and ro; see the README)");
+                                   "options, and ro; see docs/design/hostile-requests.md)");
   }
   bool has_value = eq != std::string_view::npos;
   std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();

@@ -71,7 +71,7 @@ struct Config {
   // with 4 and 112 s with 8 (each map slower than the bound gains), and in
   // a mass heal with 8 or no bound every attach missed the 60 s device
   // deadline. 4 is the largest bound before that cliff here; a node with
-  // more cores has room above it. README "Attach queue" has the table.
+  // more cores has room above it. docs/design/attach-queue.md has the table.
   uint32_t max_concurrent_attaches = 4;
   StopPolicy stop_policy = StopPolicy::kLeaveRunning;
   // Break a dead rbd-nbd's exclusive lock before re-attaching (see

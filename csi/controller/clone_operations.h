@@ -1,7 +1,7 @@
 // CreateVolume's content sources, BLOCKING (see csi/controller/controller_operations.h):
 // a volume restored from a snapshot or cloned from a volume, made the way
-// ceph-csi makes it so that either driver can take over (README "Snapshots
-// and clones"):
+// ceph-csi makes it so that either driver can take over
+// (docs/design/controller-layout.md):
 //
 //  - from a snapshot: csi-snap-<uuid>@csi-snap-<uuid> is cloned into the
 //    new image (format 2), after flattening csi-snap-<uuid> when its clone

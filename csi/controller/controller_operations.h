@@ -5,7 +5,7 @@
 //
 // Create: the name's claim (csi/controller/volume_claim.h: its reservation, or a new
 // one when no image the creation makes exists), then the image (in
-// ceph-csi's order, as the README's Controller layout says), empty or from
+// ceph-csi's order, as docs/design/controller-layout.md says), empty or from
 // a content source (csi/controller/clone_operations.h), encrypted as asked
 // (csi/controller/volume_encryption.h), then its metadata (the PVC/PV
 // names). Delete: the reverse - the

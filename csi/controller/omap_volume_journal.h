@@ -1,6 +1,7 @@
 // VolumeJournal: the write side of ceph-csi's omap journals - what makes
 // CreateVolume and CreateSnapshot idempotent by CO request name
-// (the README's Controller layout). One class for both: JournalNames says which.
+// (docs/design/controller-layout.md). One class for both: JournalNames says
+// which.
 //
 // Reserve order: exclusive create of csi.volume.<uuid> (a new uuid on
 // conflict, at most 5 tries), then the directory key, then the per-volume

@@ -1,6 +1,6 @@
 // The Controller service's snapshot work on the cluster, one BLOCKING
 // function per RPC (as csi/controller/controller_operations.h), in ceph-csi's RBD
-// layout (README "Snapshots and clones"):
+// layout (docs/design/controller-layout.md):
 //
 // CreateSnapshot: snapshot journal Lookup (a name taken by another source
 // is AlreadyExists) or Reserve (csi.snap.<uuid>: csi.snapname,

@@ -20,7 +20,8 @@ namespace nbdk {
 // a source that does not decode is NotFound. Parameters are ignored:
 // ceph-csi's VolumeSnapshotClass carries clusterID (the source's is used)
 // and optionally pool and snapshotNamePrefix, which nbdkeeper does not
-// follow (README "Snapshots and clones").
+// follow (docs/design/controller-layout.md "What nbdkeeper does not follow,
+// and why").
 struct CreateSnapshotParams {
   std::string name;
   VolumeRef source;

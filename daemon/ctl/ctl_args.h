@@ -46,7 +46,7 @@ struct MapSpec {
   std::vector<std::string> mount_options;
   int64_t size_bytes = 0;  // > 0: create the image through the Controller
   // --encrypt: the file (0600, never a command-line value) whose bytes are
-  // the LUKS passphrase, KMS default (README, "Encrypted volumes"); "": not
+  // the LUKS passphrase, KMS default (docs/design/encryption.md); "": not
   // encrypted.
   std::string passphrase_file;
   // "pool/[ns/]image[@snap]".

@@ -74,7 +74,8 @@ Result<HttpAnswer> HttpGet(const HostPort& hp, const std::string& path) {
 
 Result<Config> DaemonSettings(const GlobalOptions& global) {
   std::vector<std::string> args = {"nbdkeeperd"};
-  // The file the README's install writes, as the units pass it.
+  // The file the install in docs/operate/systemd.md writes, as the units
+  // pass it.
   std::string config = global.config_file;
   if (config.empty() && ::access(kDefaultConfigFile, F_OK) == 0) config = kDefaultConfigFile;
   if (!config.empty()) args.insert(args.end(), {"--config", config});

@@ -16,7 +16,7 @@
 
 namespace nbdk::ctl {
 
-// Exit statuses (documented in CtlUsage and the README).
+// Exit statuses (documented in CtlUsage and docs/operate/bare-metal.md).
 enum Exit : int {
   kExitOk = 0,
   kExitFailed = 1,

@@ -1,6 +1,6 @@
 # nbdkeeperd as Nomad's CSI node plugin, on every Linux client (a system
 # job). The image is built by scripts/image.sh and loaded into each client's
-# Docker (`docker load`, README "Nomad"); its tag is not "latest", so the
+# Docker (`docker load`, docs/operate/nomad.md); its tag is not "latest", so the
 # Docker driver uses the loaded image and pulls nothing.
 #
 # The client's Docker plugin needs allow_privileged = true (privileged, host
@@ -82,8 +82,8 @@ job "nbdkeeper-node" {
         # Nomad restarts the task when CSI Probe has not answered ready
         # within this time of a start; the daemon answers ready only once
         # its journal heal is done. Five minutes, as the DaemonSet's startup
-        # probe: above every heal measured (README "What happens on a plugin
-        # restart": ready again 31 s at worst, loaded) and the heal's own
+        # probe: above every heal measured (docs/design/plugin-restart.md:
+        # ready again 31 s at worst, loaded) and the heal's own
         # bound (60 s per re-attach, csi/heal/volume_healer.h), and the
         # kernel's reattach window (--reattach-timeout, 300 s), past which a
         # heal cannot keep IO going anyway. Nomad's 30 s default would

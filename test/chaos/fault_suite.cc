@@ -213,8 +213,9 @@ std::string Verify(Keeper& k) {
 
 // Past the window: a daemon of its own, so the short window is nobody
 // else's. The server is killed while the node is cut off: the re-attach
-// cannot reach the cluster, the volume expires and IO fails, as the README
-// says; once the cluster is back, an unstage and a stage serve it again.
+// cannot reach the cluster, the volume expires and IO fails, as
+// docs/design/faults.md says; once the cluster is back, an unstage and a
+// stage serve it again.
 Row PastTheWindow(const VmCeph& ceph) {
   Row row{"cut off, rbd-nbd killed, past the window", "30 s (window 20 s)", ""};
   Keeper k(ceph, "window", {"--reattach-timeout=20"});
@@ -312,7 +313,7 @@ std::string LongOutages(const VmCeph& ceph, const std::function<void(Row)>& reco
 }  // namespace
 
 // `fault_suite [window|long]`: the CI cases, only the last of them, or the
-// long outages (a manual run, README).
+// long outages (a manual run, docs/design/faults.md).
 int Run(int argc, char** argv) {
   VmCeph ceph = VmCeph::FromEnv();
   if (!ceph.complete()) Die("run inside the test VM (CEPH_CONF, NBDK_CEPH_* unset)");

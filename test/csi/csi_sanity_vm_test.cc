@@ -46,7 +46,8 @@ std::string SecretsYaml() {
 TEST_F(CsiSanitySuite, EverySpecPasses) {
   ASSERT_TRUE(std::filesystem::exists(NBDK_CSI_SANITY))
       << NBDK_CSI_SANITY << " is missing: csi-sanity is built from kubernetes-csi/csi-test v5.4.0's cmd/csi-sanity "
-      << "(see README.md, \"Tests\"); configure with -DNBDK_CSI_SANITY=<path> to use another copy";
+      << "(see docs/testing.md, \"CSI sanity expectations\"); configure with -DNBDK_CSI_SANITY=<path> to use "
+         "another copy";
   const std::string dir = Root() + "/csi-sanity";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

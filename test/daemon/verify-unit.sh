@@ -4,7 +4,7 @@
 # `systemd-analyze verify` prints but does not fail on, so any output fails.
 # Then the hardening: no setting that gives the service a mount namespace of
 # its own (its mounts must reach the host), and `systemd-analyze security`'s
-# exposure no worse than the README says.
+# exposure no worse than docs/operate/systemd.md says.
 #   verify-unit.sh <unit file> <nbdkeeperd binary>
 set -euo pipefail
 unit=$1 binary=$2
@@ -25,7 +25,7 @@ if grep -En "^($private_mounts)=" "$unit"; then
   echo "$unit: the settings above give the service its own mount namespace; its mounts would not reach the host"
   exit 1
 fi
-# 50 is an exposure of 5.0 (the README's figure).
+# 50 is an exposure of 5.0 (docs/operate/systemd.md's figure).
 if ! out=$(systemd-analyze security --offline=yes --threshold=50 "$dir/nbdkeeperd.service" 2>&1); then
   echo "$out" | tail -40
   echo "systemd-analyze security: exposure above 5.0"

@@ -139,9 +139,9 @@ function checkSidecarFlags(objects) {
   return problems;
 }
 
-// Every container names its imagePullPolicy (the README says which):
-// Never for the localhost/ image loaded into each node by hand, which no
-// registry has; IfNotPresent for a registry image at a pinned tag.
+// Every container names its imagePullPolicy (docs/operate/kubernetes.md says
+// which): Never for the localhost/ image loaded into each node by hand,
+// which no registry has; IfNotPresent for a registry image at a pinned tag.
 function checkPullPolicies(objects) {
   const problems = [];
   for (const [where, pod] of podsOf(objects)) {

@@ -166,7 +166,7 @@ test('the capabilities are read from csi/controller/controller_service.cc', () =
   for (const cap of ['CREATE_DELETE_VOLUME', 'EXPAND_VOLUME', 'CREATE_DELETE_SNAPSHOT']) {
     assert.ok(capabilities.includes(cap), `${cap} missing from ${JSON.stringify(capabilities)}`);
   }
-  assert.ok(!capabilities.includes('PUBLISH_UNPUBLISH_VOLUME'), 'the README says the Controller has no ControllerPublish');
+  assert.ok(!capabilities.includes('PUBLISH_UNPUBLISH_VOLUME'), 'docs/design/attach-and-rwo.md says the Controller has no ControllerPublish');
 });
 
 test('attachRequired false', () => {

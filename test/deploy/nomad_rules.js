@@ -1,4 +1,4 @@
-// What README "Nomad" says of deploy/nomad, as rules over the parsed files
+// What docs/operate/nomad.md says of deploy/nomad, as rules over the parsed files
 // (nomad_files.js): the node plugin is a privileged system job in the
 // host's PID and network namespaces; its CSI socket is where Nomad looks
 // (mount_dir/csi.sock, plugins/csi/client.go's socket name); its --csi-root

@@ -47,8 +47,8 @@ link_modules() {
   moddir=$(arg moddir)
   mkdir -p /lib/modules
   ln -sfn "$moddir" "/lib/modules/$(uname -r)"
-  # Encrypted volumes need device-mapper's crypt target, as README's host
-  # setup loads it; only their tests fail without it.
+  # Encrypted volumes need device-mapper's crypt target, as the host setup
+  # in docs/operate/systemd.md loads it; only their tests fail without it.
   modprobe dm_crypt || echo "guest-init.sh: modprobe dm_crypt failed" >&2
 }
 
