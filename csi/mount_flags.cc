@@ -11,56 +11,56 @@ namespace {
 
 constexpr size_t kMaxMountFlagBytes = 4096;
 
-enum class Value { kNone, kSize, kChoice, kSelinux };
+enum class FlagValue { kNone, kSize, kChoice, kSelinux };
 
 struct AllowedFlag {
   std::string_view name;
-  Value value;
+  FlagValue value;
   std::string_view choices = "";  // "|a|b|" for kChoice
   std::string_view fs = "";       // "" for every filesystem, else "ext4" or "xfs"
 };
 
 constexpr AllowedFlag kAllowed[] = {
-    {"ro", Value::kNone},
-    {"atime", Value::kNone},          {"noatime", Value::kNone},
-    {"relatime", Value::kNone},       {"norelatime", Value::kNone},
-    {"strictatime", Value::kNone},    {"nostrictatime", Value::kNone},
-    {"diratime", Value::kNone},       {"nodiratime", Value::kNone},
-    {"lazytime", Value::kNone},       {"nolazytime", Value::kNone},
-    {"exec", Value::kNone},           {"noexec", Value::kNone},
-    {"nosuid", Value::kNone},         {"nodev", Value::kNone},
-    {"sync", Value::kNone},           {"async", Value::kNone},
-    {"dirsync", Value::kNone},        {"discard", Value::kNone},
-    {"nodiscard", Value::kNone},      {"iversion", Value::kNone},
-    {"noiversion", Value::kNone},
-    {"context", Value::kSelinux},     {"fscontext", Value::kSelinux},
-    {"defcontext", Value::kSelinux},  {"rootcontext", Value::kSelinux},
-    {"acl", Value::kNone, "", "ext4"},              {"noacl", Value::kNone, "", "ext4"},
-    {"user_xattr", Value::kNone, "", "ext4"},       {"nouser_xattr", Value::kNone, "", "ext4"},
-    {"data", Value::kChoice, "|ordered|journal|writeback|", "ext4"},
-    {"errors", Value::kChoice, "|remount-ro|continue|", "ext4"},
-    {"commit", Value::kSize, "", "ext4"},           {"stripe", Value::kSize, "", "ext4"},
-    {"delalloc", Value::kNone, "", "ext4"},         {"nodelalloc", Value::kNone, "", "ext4"},
-    {"auto_da_alloc", Value::kNone, "", "ext4"},    {"noauto_da_alloc", Value::kNone, "", "ext4"},
-    {"journal_checksum", Value::kNone, "", "ext4"}, {"nojournal_checksum", Value::kNone, "", "ext4"},
-    {"init_itable", Value::kSize, "", "ext4"},      {"noinit_itable", Value::kNone, "", "ext4"},
-    {"inode_readahead_blks", Value::kSize, "", "ext4"},
-    {"min_batch_time", Value::kSize, "", "ext4"},   {"max_batch_time", Value::kSize, "", "ext4"},
-    {"block_validity", Value::kNone, "", "ext4"},   {"noblock_validity", Value::kNone, "", "ext4"},
-    {"quota", Value::kNone, "", "ext4"},            {"noquota", Value::kNone, "", "ext4"},
-    {"usrquota", Value::kNone},       {"grpquota", Value::kNone},
-    {"prjquota", Value::kNone},
-    {"allocsize", Value::kSize, "", "xfs"},         {"largeio", Value::kNone, "", "xfs"},
-    {"nolargeio", Value::kNone, "", "xfs"},         {"inode32", Value::kNone, "", "xfs"},
-    {"inode64", Value::kNone, "", "xfs"},           {"logbufs", Value::kSize, "", "xfs"},
-    {"logbsize", Value::kSize, "", "xfs"},          {"noalign", Value::kNone, "", "xfs"},
-    {"swalloc", Value::kNone, "", "xfs"},           {"wsync", Value::kNone, "", "xfs"},
-    {"filestreams", Value::kNone, "", "xfs"},       {"ikeep", Value::kNone, "", "xfs"},
-    {"noikeep", Value::kNone, "", "xfs"},           {"sunit", Value::kSize, "", "xfs"},
-    {"swidth", Value::kSize, "", "xfs"},            {"uquota", Value::kNone, "", "xfs"},
-    {"gquota", Value::kNone, "", "xfs"},            {"pquota", Value::kNone, "", "xfs"},
-    {"uqnoenforce", Value::kNone, "", "xfs"},       {"gqnoenforce", Value::kNone, "", "xfs"},
-    {"pqnoenforce", Value::kNone, "", "xfs"},       {"nouuid", Value::kNone, "", "xfs"},
+    {"ro", FlagValue::kNone},
+    {"atime", FlagValue::kNone},          {"noatime", FlagValue::kNone},
+    {"relatime", FlagValue::kNone},       {"norelatime", FlagValue::kNone},
+    {"strictatime", FlagValue::kNone},    {"nostrictatime", FlagValue::kNone},
+    {"diratime", FlagValue::kNone},       {"nodiratime", FlagValue::kNone},
+    {"lazytime", FlagValue::kNone},       {"nolazytime", FlagValue::kNone},
+    {"exec", FlagValue::kNone},           {"noexec", FlagValue::kNone},
+    {"nosuid", FlagValue::kNone},         {"nodev", FlagValue::kNone},
+    {"sync", FlagValue::kNone},           {"async", FlagValue::kNone},
+    {"dirsync", FlagValue::kNone},        {"discard", FlagValue::kNone},
+    {"nodiscard", FlagValue::kNone},      {"iversion", FlagValue::kNone},
+    {"noiversion", FlagValue::kNone},
+    {"context", FlagValue::kSelinux},     {"fscontext", FlagValue::kSelinux},
+    {"defcontext", FlagValue::kSelinux},  {"rootcontext", FlagValue::kSelinux},
+    {"acl", FlagValue::kNone, "", "ext4"},              {"noacl", FlagValue::kNone, "", "ext4"},
+    {"user_xattr", FlagValue::kNone, "", "ext4"},       {"nouser_xattr", FlagValue::kNone, "", "ext4"},
+    {"data", FlagValue::kChoice, "|ordered|journal|writeback|", "ext4"},
+    {"errors", FlagValue::kChoice, "|remount-ro|continue|", "ext4"},
+    {"commit", FlagValue::kSize, "", "ext4"},           {"stripe", FlagValue::kSize, "", "ext4"},
+    {"delalloc", FlagValue::kNone, "", "ext4"},         {"nodelalloc", FlagValue::kNone, "", "ext4"},
+    {"auto_da_alloc", FlagValue::kNone, "", "ext4"},    {"noauto_da_alloc", FlagValue::kNone, "", "ext4"},
+    {"journal_checksum", FlagValue::kNone, "", "ext4"}, {"nojournal_checksum", FlagValue::kNone, "", "ext4"},
+    {"init_itable", FlagValue::kSize, "", "ext4"},      {"noinit_itable", FlagValue::kNone, "", "ext4"},
+    {"inode_readahead_blks", FlagValue::kSize, "", "ext4"},
+    {"min_batch_time", FlagValue::kSize, "", "ext4"},   {"max_batch_time", FlagValue::kSize, "", "ext4"},
+    {"block_validity", FlagValue::kNone, "", "ext4"},   {"noblock_validity", FlagValue::kNone, "", "ext4"},
+    {"quota", FlagValue::kNone, "", "ext4"},            {"noquota", FlagValue::kNone, "", "ext4"},
+    {"usrquota", FlagValue::kNone},       {"grpquota", FlagValue::kNone},
+    {"prjquota", FlagValue::kNone},
+    {"allocsize", FlagValue::kSize, "", "xfs"},         {"largeio", FlagValue::kNone, "", "xfs"},
+    {"nolargeio", FlagValue::kNone, "", "xfs"},         {"inode32", FlagValue::kNone, "", "xfs"},
+    {"inode64", FlagValue::kNone, "", "xfs"},           {"logbufs", FlagValue::kSize, "", "xfs"},
+    {"logbsize", FlagValue::kSize, "", "xfs"},          {"noalign", FlagValue::kNone, "", "xfs"},
+    {"swalloc", FlagValue::kNone, "", "xfs"},           {"wsync", FlagValue::kNone, "", "xfs"},
+    {"filestreams", FlagValue::kNone, "", "xfs"},       {"ikeep", FlagValue::kNone, "", "xfs"},
+    {"noikeep", FlagValue::kNone, "", "xfs"},           {"sunit", FlagValue::kSize, "", "xfs"},
+    {"swidth", FlagValue::kSize, "", "xfs"},            {"uquota", FlagValue::kNone, "", "xfs"},
+    {"gquota", FlagValue::kNone, "", "xfs"},            {"pquota", FlagValue::kNone, "", "xfs"},
+    {"uqnoenforce", FlagValue::kNone, "", "xfs"},       {"gqnoenforce", FlagValue::kNone, "", "xfs"},
+    {"pqnoenforce", FlagValue::kNone, "", "xfs"},       {"nouuid", FlagValue::kNone, "", "xfs"},
 };
 
 // 1 to 12 digits, optionally followed by one of k, m, g (xfs sizes).
@@ -93,12 +93,12 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
   std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();
   bool ok = false;
   switch (it->value) {
-    case Value::kNone: ok = !has_value; break;
-    case Value::kSize: ok = has_value && IsSize(value); break;
-    case Value::kChoice:
+    case FlagValue::kNone: ok = !has_value; break;
+    case FlagValue::kSize: ok = has_value && IsSize(value); break;
+    case FlagValue::kChoice:
       ok = has_value && !value.empty() && it->choices.find("|" + std::string(value) + "|") != std::string_view::npos;
       break;
-    case Value::kSelinux: ok = has_value && IsSelinuxContext(value); break;
+    case FlagValue::kSelinux: ok = has_value && IsSelinuxContext(value); break;
   }
   if (!ok) return Status::InvalidArgument(where + ": option " + QuoteField(name) + " has a value outside its rule");
   return Status::Ok();

@@ -16,7 +16,7 @@
 namespace nbdk {
 namespace {
 
-constexpr const char* kField = "staging_target_path";
+constexpr const char* kStagingField = "staging_target_path";
 
 class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
  public:
@@ -37,7 +37,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     RunBlockingResult<PathKind>(
         node_.loop,
         [roots = node_.options.path_roots, path = req_.staging_target_path] {
-          return InspectBeneath(roots, path, kField);
+          return InspectBeneath(roots, path, kStagingField);
         },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->Finish(kind.status());
@@ -211,7 +211,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   void MakeMountPoint() {
     auto self = shared_from_this();
     node_.host.CreateMountPoint(
-        node_.options.path_roots, mount_point_, req_.capability.block, kField, [self](Result<bool> created) {
+        node_.options.path_roots, mount_point_, req_.capability.block, kStagingField, [self](Result<bool> created) {
           if (!created.ok()) return self->Fail(created.status());
           // Made by this attempt, or by the earlier one this stage repeats.
           const VolumeRecord* earlier = self->node_.volumes.Find(self->req_.volume_id);
@@ -341,7 +341,7 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
   void UndoMountPoint(StatusCallback next) {
     if (!mount_point_created_) return next(Status::Ok());
     auto self = shared_from_this();
-    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kField, [self, next](Status s) {
+    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kStagingField, [self, next](Status s) {
       if (s.ok()) self->mount_point_created_ = false;
       next(s);
     });

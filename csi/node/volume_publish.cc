@@ -8,7 +8,7 @@
 namespace nbdk {
 namespace {
 
-constexpr const char* kField = "target_path";
+constexpr const char* kTargetField = "target_path";
 
 VolumeRecord Without(VolumeRecord record, const std::string& target) {
   auto& targets = record.published_targets;
@@ -25,7 +25,7 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
   node.volumes.Put(before, [n, target, error, held, done](Status s) {
     if (!s.ok()) return done(error);  // the target stays journaled: unpublish cleans it up
     if (!target.created) return done(error);
-    n->host.RemoveMountPoint(n->options.path_roots, target.path, kField, [error, held, done](Status) { done(error); });
+    n->host.RemoveMountPoint(n->options.path_roots, target.path, kTargetField, [error, held, done](Status) { done(error); });
   });
 }
 
@@ -68,7 +68,7 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;
   node.host.CreateMountPoint(
-      node.options.path_roots, request.target_path, before.block, kField,
+      node.options.path_roots, request.target_path, before.block, kTargetField,
       [n, request, before, source, single_writer, held, done](Result<bool> created) {
         if (!created.ok()) return done(created.status());
         PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options,
@@ -107,13 +107,13 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
   };
   RunBlockingResult<PathKind>(
       node.loop,
-      [roots = node.options.path_roots, t = target.path] { return InspectBeneath(roots, t, kField); },
+      [roots = node.options.path_roots, t = target.path] { return InspectBeneath(roots, t, kTargetField); },
       [n, target, forget](Result<PathKind> kind) {
         if (!kind.ok()) return forget(kind.status());
         if (*kind == PathKind::kMissing) return forget(Status::Ok());
         n->host.Unmount(target.path, [n, target, forget](Status s) {
           if (!s.ok() || !target.created) return forget(s);
-          n->host.RemoveMountPoint(n->options.path_roots, target.path, kField, forget);
+          n->host.RemoveMountPoint(n->options.path_roots, target.path, kTargetField, forget);
         });
       });
 }

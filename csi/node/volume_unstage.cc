@@ -13,7 +13,7 @@
 namespace nbdk {
 namespace {
 
-constexpr const char* kField = "staging_target_path";
+constexpr const char* kStagingField = "staging_target_path";
 
 std::string TargetList(const VolumeRecord& r) {
   std::string out;
@@ -36,7 +36,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
     image_lock_.emplace(std::move(image_lock).value());
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
-        node_.loop, [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kField); },
+        node_.loop, [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kStagingField); },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->done_(kind.status());
           if (*kind == PathKind::kMissing) return self->CheckDevice();
@@ -51,7 +51,7 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   void RemoveMountPoint() {
     if (!record_.mount_point_created) return CheckDevice();
     auto self = shared_from_this();
-    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kField, [self](Status s) {
+    node_.host.RemoveMountPoint(node_.options.path_roots, mount_point_, kStagingField, [self](Status s) {
       if (!s.ok()) return self->done_(s);
       self->CheckDevice();
     });

@@ -6,6 +6,7 @@
 #include <rbd/librbd.h>
 #include <sys/statvfs.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,8 @@
 #include "ceph/rados_cluster.h"
 
 namespace nbdk::vmtest {
+
+inline constexpr int64_t kMiB = 1 << 20;
 
 // Every omap key of `object`; nullopt when the object is missing.
 inline std::optional<std::map<std::string, std::string>> AllOmap(IoCtx& io, const std::string& object) {

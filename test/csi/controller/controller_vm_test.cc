@@ -26,7 +26,6 @@ namespace nbdk::vmtest {
 namespace {
 
 using Code = grpc::StatusCode;
-constexpr int64_t kMiB = 1 << 20;
 
 // Key files the controller left in the daemon's key dir (named by the hex
 // of "controller-<n>", csi/key_file.h).

@@ -24,7 +24,6 @@
 
 namespace nbdk::vmtest {
 
-inline constexpr int64_t kMiB = 1 << 20;
 inline constexpr char kSecret[] = "SECRET-vm-encryptionPassphrase-61f0";
 inline constexpr char kMetadataKms[] = "secrets-metadata";
 inline constexpr char kDek[] = "rbd.csi.ceph.com/dek";

@@ -22,7 +22,6 @@
 
 namespace nbdk::vmtest {
 
-inline constexpr int64_t kMiB = 1 << 20;
 inline constexpr int64_t kGiB = 1024 * kMiB;
 
 // `bytes` of a pattern that differs per `seed` and per MiB.

@@ -25,7 +25,6 @@ namespace nbdk::vmtest {
 namespace {
 
 using Code = grpc::StatusCode;
-constexpr int64_t kMiB = 1 << 20;
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 std::map<std::string, std::string> ImageMeta(const std::string& image) {

@@ -18,7 +18,6 @@
 namespace nbdk::vmtest {
 namespace {
 
-constexpr int64_t kMiB = 1 << 20;
 
 TEST_F(ControllerVmTest, StorageClassLayoutAndPvcNamesAreTheImages) {
   const char* data_pool = std::getenv("NBDK_CEPH_DATA_POOL");

@@ -30,7 +30,6 @@ namespace nbdk::vmtest {
 namespace {
 
 using Code = grpc::StatusCode;
-constexpr int64_t kMiB = int64_t{1} << 20;
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);

@@ -145,7 +145,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Writes `text` to `path` and fsyncs it: the write reached the device.
-bool WriteSynced(const std::string& path, const std::string& text) {
+bool WriteFileSynced(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return false;
   bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
@@ -249,7 +249,7 @@ TEST_F(NomadClientVmTest, AClientRestartFindsItsVolumesKeptAliveByThePluginAlone
   EXPECT_TRUE(IsMountPoint(db_target));
   EXPECT_TRUE(fs::is_block_file(raw_target)) << "a block target is the device node's bind mount";
   EXPECT_FALSE(IsMountPoint(first.Staging(db))) << "the plugin mounts beneath Nomad's staging path, not on it";
-  ASSERT_TRUE(WriteSynced(db_target + "/before.txt", "written in the first client run\n"));
+  ASSERT_TRUE(WriteFileSynced(db_target + "/before.txt", "written in the first client run\n"));
   ASSERT_TRUE(WriteBlock(raw_target, 8192, 'n'));
 
   // Nomad's check on a staging path is on the path itself, so a second
@@ -272,7 +272,7 @@ TEST_F(NomadClientVmTest, AClientRestartFindsItsVolumesKeptAliveByThePluginAlone
   EXPECT_EQ(RbdNbdProcessesFor(raw.id), 1);
 
   EXPECT_EQ(ReadFile(db_target + "/before.txt"), "written in the first client run\n");
-  EXPECT_TRUE(WriteSynced(db_target + "/after.txt", "written after the restart\n"));
+  EXPECT_TRUE(WriteFileSynced(db_target + "/after.txt", "written after the restart\n"));
   EXPECT_EQ(ReadFile(db_target + "/after.txt"), "written after the restart\n");
   EXPECT_EQ(ReadBlock(raw_target, 8192), std::string(4096, 'n'));
   EXPECT_TRUE(WriteBlock(raw_target, 12288, 'm'));
