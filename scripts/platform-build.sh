@@ -40,8 +40,9 @@ in_root() {
   chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     CCACHE_DIR="$ccache_dir" CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true "$@"
 }
+# Line tables only, as scripts/test.sh builds the host's tree.
 in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
 # NBDK_PLATFORM_TARGET: only these targets (scripts/image.sh builds the
 # daemon; scripts/test.sh `platform_tests`, what `ctest -L platform` runs).
 read -ra targets <<<"${NBDK_PLATFORM_TARGET:-}"

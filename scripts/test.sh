@@ -46,9 +46,13 @@ rm -rf "$times"
 mkdir -p "$times"
 phase setup "$root/scripts/setup.sh"
 mkdir -p "$CCACHE_DIR"
+# The tested build is the shipped one (-O2) with line tables for its debug
+# information (-g1): backtraces keep their files and lines, and the compile
+# takes about a quarter less time than with full -g.
+configure_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if (($#)); then
-  phase configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+  phase configure cmake -S "$root" -B "$build" "${configure_args[@]}" >/dev/null
   phase build cmake --build "$build" -j"$(nproc)"
   exec ctest --test-dir "$build" --output-on-failure "$@"
 fi
@@ -88,8 +92,7 @@ debian13_chain() {
 }
 # The root's download overlaps the host's build.
 background debian13-build-and-images debian13_chain
-phase configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+phase configure cmake -S "$root" -B "$build" "${configure_args[@]}" >/dev/null
 phase build cmake --build "$build" -j"$(nproc)"
 # Debian 12's image (built and run on the host, no VM), and the fuzzers'
 # clang build, beside the host tests.
