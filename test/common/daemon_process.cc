@@ -69,7 +69,7 @@ bool DaemonProcess::Launch(std::vector<std::string> args) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     if (SocketAccepts(socket_path()) && HttpGet(health_port_, "/healthz").status == 200) return true;
     int st = 0;

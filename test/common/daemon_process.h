@@ -15,7 +15,8 @@ class DaemonProcess {
   ~DaemonProcess();  // SIGKILLs a daemon still running
 
   // Starts with the standard test flags plus `extra`; returns once the CSI
-  // socket accepts connections (false after 20 s or if the daemon exited).
+  // socket accepts connections (false after 60 s or if the daemon exited;
+  // under TCG beside other work a start has taken over 20 s).
   bool Start(const std::vector<std::string>& extra = {});
   // Starts `binary --config <config_file>` and nothing else, as the systemd
   // unit's ExecStart does. The file must put the CSI socket at socket_path()
