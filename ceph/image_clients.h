@@ -20,6 +20,10 @@ struct ImageClients {
   // The image has the exclusive-lock feature: no client writes without
   // holding the lock. Without it, any watcher may be writing.
   bool exclusive_lock = true;
+  // Those of the clients above at one of this host's addresses
+  // (IsLocalAddress), as the lister found them: a client elsewhere is
+  // never one of this node's rbd-nbd processes.
+  std::vector<CephClient> local{};
 };
 
 }  // namespace nbdk

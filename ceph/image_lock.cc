@@ -79,6 +79,13 @@ Result<ImageClients> ListImageClients(RadosCluster& cluster, IoCtx& io, const st
   Result<std::vector<CephClient>> watchers = ImageWatchers(io, opened->get(), image);
   if (!watchers.ok()) return watchers.status();
   seen.watchers = std::move(watchers).value();
+  Result<std::vector<std::string>> host_ips = HostIpAddresses();
+  if (!host_ips.ok()) return host_ips.status();
+  std::vector<CephClient> all = seen.watchers;
+  if (seen.lock_owner) all.push_back(*seen.lock_owner);
+  for (const CephClient& c : all) {
+    if (IsLocalAddress(c.addr, *host_ips)) seen.local.push_back(c);
+  }
   return seen;
 }
 

@@ -24,7 +24,8 @@ namespace nbdk {
 // NotFound when there is no such image.
 Result<std::optional<CephClient>> ExclusiveLockOwner(RadosCluster& cluster, IoCtx& io, const std::string& image);
 
-// NotFound when there is no such image. Adds no watcher of its own.
+// NotFound when there is no such image. Adds no watcher of its own. The
+// local clients are those at one of HostIpAddresses().
 Result<ImageClients> ListImageClients(RadosCluster& cluster, IoCtx& io, const std::string& image);
 
 // How many watches the open image's header has from `addr`; -1 when they

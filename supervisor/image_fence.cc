@@ -87,4 +87,43 @@ std::vector<CephClient> NewClients(const ImageClients& before, const ImageClient
   return ForeignClients(after, known);
 }
 
+StartedClients IdentifyStarted(const ImageClients& before, const ImageClients& after, bool holds_lock) {
+  StartedClients out;
+  out.strangers = NewClients(before, after);
+  auto is_new = [&](const CephClient& c) {
+    return std::find(out.strangers.begin(), out.strangers.end(), c) != out.strangers.end();
+  };
+  auto watches = [&](const CephClient& c) {
+    return std::find(after.watchers.begin(), after.watchers.end(), c) != after.watchers.end();
+  };
+  auto local = [&](const CephClient& c) { return std::find(after.local.begin(), after.local.end(), c) != after.local.end(); };
+  if (holds_lock) {
+    if (after.lock_owner && is_new(*after.lock_owner) && watches(*after.lock_owner) && local(*after.lock_owner)) {
+      out.own = after.lock_owner;
+    }
+  } else {
+    std::vector<CephClient> new_watchers;
+    for (const CephClient& c : out.strangers) {
+      if (watches(c)) new_watchers.push_back(c);
+    }
+    if (new_watchers.size() == 1 && local(new_watchers[0])) out.own = new_watchers[0];
+  }
+  if (out.own) std::erase(out.strangers, *out.own);
+  return out;
+}
+
+StartedClients ClaimPending(const ImageClients& before, const ImageClients& seen) {
+  StartedClients out;
+  out.strangers = NewClients(before, seen);
+  std::vector<CephClient> local;
+  for (const CephClient& c : out.strangers) {
+    if (std::find(seen.local.begin(), seen.local.end(), c) != seen.local.end()) local.push_back(c);
+  }
+  if (local.size() == 1) {
+    out.own = local[0];
+    std::erase(out.strangers, local[0]);
+  }
+  return out;
+}
+
 }  // namespace nbdk

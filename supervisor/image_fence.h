@@ -33,8 +33,17 @@
 // on this node does not count them as foreign (RoleOf, NotForeign).
 // Another node's snapshot map looks like any other client there.
 //
-// Own processes are known by difference: the clients present once one of
-// them printed its device (or exited without), and absent before it started.
+// Own processes are known by identity, once one printed its device (or
+// exited without), among the clients absent before it started
+// (IdentifyStarted): a single-node writer runs with --exclusive, so once
+// its device is up it holds the image's lock, and librbd refuses that lock
+// to every other client until it dies; the lock owner is then the process,
+// and must also watch the image from this host. Any other new client is a
+// stranger: the map fails naming it, the re-attach is Fenced. Where there
+// is no lock to go by (an image without the exclusive-lock feature, an
+// unfenced mapping, a process that exited), it is the one new watcher at
+// this host's address, if exactly one appeared; several, or one elsewhere,
+// name no one. Why --exclusive: docs/design/lock-breaking.md.
 // Pure; any thread.
 #pragma once
 
@@ -84,5 +93,20 @@ std::optional<CephClient> OwnLockToBreak(const ImageClients& seen, const OwnClie
 
 // The clients of `after` (watchers and lock owner) that `before` lacks.
 std::vector<CephClient> NewClients(const ImageClients& before, const ImageClients& after);
+
+// What one rbd-nbd process left among the image's clients: `after` listed
+// once it printed its device (`holds_lock`: it ran with --exclusive, so it
+// holds the lock by now) or exited, `before` just before it started.
+struct StartedClients {
+  std::optional<CephClient> own;      // the process's client, when proven
+  std::vector<CephClient> strangers;  // every other new client
+};
+StartedClients IdentifyStarted(const ImageClients& before, const ImageClients& after, bool holds_lock);
+
+// A claim left pending by a process whose clients were never listed (its
+// daemon died first, or the listing failed): in `seen`, the one new client
+// at this host's address, watching or holding the lock, if exactly one
+// appeared since `before`; never one elsewhere.
+StartedClients ClaimPending(const ImageClients& before, const ImageClients& seen);
 
 }  // namespace nbdk

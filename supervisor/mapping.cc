@@ -120,7 +120,7 @@ void Mapping::StartMap(MapDone done) {
 }
 
 void Mapping::SpawnMap() {
-  Status s = SpawnRbdNbd(RbdNbdMapArgv(env_.config, request_, cookie_), "map");
+  Status s = SpawnRbdNbd(RbdNbdMapArgv(env_.config, request_, cookie_, TakesLock()), "map");
   if (!s.ok()) {
     FailMap(s.WithContext("map " + request_.image.Spec()));
     return;
@@ -147,7 +147,14 @@ void Mapping::OnDeviceLine(const std::string& device) {
     ++env_.stats.counters.reattach_successes;
     Transition(MappingState::kConnected, "re-attached after " + std::to_string(attempts_) + " attempt(s)");
     attempts_ = 0;
-    IdentifyOwnClients(before_start_, [] {});
+    std::weak_ptr<bool> weak = alive_;
+    uint64_t epoch = epoch_;
+    IdentifyOwnClients(before_start_, TakesLock(), [this, weak, epoch](Result<std::vector<CephClient>> strangers) {
+      if (weak.expired() || epoch != epoch_ || state_ != MappingState::kConnected) return;
+      if (Fenceable() && strangers.ok() && !strangers->empty()) {
+        Fence(InUseBy(request_.image.Path(), *strangers, "re-attach").message());
+      }
+    });
     return;
   }
   if (state_ != MappingState::kMapping) return;
@@ -157,8 +164,28 @@ void Mapping::OnDeviceLine(const std::string& device) {
   ++env_.stats.counters.maps_succeeded;
   Transition(MappingState::kConnected, "rbd-nbd map printed " + device);
   // The map is done once its own client is known, so that the staged
-  // record names it from the start.
-  auto finish = [this, device] { IdentifyOwnClients(before_start_, [this, device] { FinishMapWaiters(device); }); };
+  // record names it from the start, and no stranger appeared beside it
+  // (the check before the map cannot see one that maps meanwhile).
+  auto finish = [this, device] {
+    std::weak_ptr<bool> weak = alive_;
+    uint64_t epoch = epoch_;
+    IdentifyOwnClients(before_start_, TakesLock(),
+                       [this, weak, epoch, device](Result<std::vector<CephClient>> strangers) {
+                         if (weak.expired()) return;
+                         if (epoch == epoch_ && state_ == MappingState::kConnected && Fenceable()) {
+                           // Unlisted is unproven, unless librbd holds the
+                           // lock for this process alone.
+                           if (!strangers.ok() && !TakesLock()) {
+                             return RefuseMap(strangers.status().WithContext(
+                                 "list the clients of image " + request_.image.Path() + " after the map"));
+                           }
+                           if (strangers.ok() && !strangers->empty()) {
+                             return RefuseMap(InUseBy(request_.image.Path(), *strangers, "map"));
+                           }
+                         }
+                         FinishMapWaiters(device);
+                       });
+  };
   if (env_.config.io_timeout_ms == 0) return finish();
   std::weak_ptr<bool> weak = alive_;
   WriteIoTimeout(env_.loop, env_.config.sysfs_root, device, env_.config.io_timeout_ms,
@@ -210,7 +237,9 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
     {
       std::string what = "rbd-nbd map " + request_.image.Spec() + " " + detail +
                          (stderr_tail.empty() ? "" : ": " + stderr_tail);
-      FailMap(killed ? Status::DeadlineExceeded(what) : Status::Unavailable(what));
+      if (killed) return FailMap(Status::DeadlineExceeded(what));
+      if (TakesLock()) return FailLockedOutMap(Status::Unavailable(what));
+      FailMap(Status::Unavailable(what));
     }
       break;
     case MappingState::kConnected:
@@ -223,7 +252,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
       std::weak_ptr<bool> weak = alive_;
       uint64_t epoch = epoch_;
       std::string reason = "rbd-nbd attach pid " + std::to_string(pid) + " " + detail;
-      IdentifyOwnClients(before_start_, [this, weak, epoch, reason] {
+      IdentifyOwnClients(before_start_, false, [this, weak, epoch, reason](Result<std::vector<CephClient>>) {
         if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
         OnAttachFailed(reason);
       });

@@ -54,6 +54,10 @@
 
 namespace nbdk {
 
+// FailedPrecondition "image <path> is in use by another client: <clients>,
+// which appeared during the <during>" (mapping_fence.cc).
+Status InUseBy(const std::string& image_path, const std::vector<CephClient>& strangers, const char* during);
+
 class Mapping {
  public:
   // What a Mapping borrows from its Supervisor; all of it outlives it.
@@ -189,12 +193,25 @@ class Mapping {
   // What a single-node mapping's checks do not count as foreign.
   OwnClients NotForeignClients() const;
   void Fence(std::string reason);
-  // Adds the clients that appeared since `before` to own_clients_, then
-  // runs `then` (also when they cannot be listed).
-  void IdentifyOwnClients(ImageClients before, std::function<void()> then);
+  // Whether the next map or attach runs with --exclusive: a single-node
+  // writer of an image with the exclusive-lock feature.
+  bool TakesLock() const { return Fenceable() && before_start_.exclusive_lock; }
+  // Lists the image's clients once the process started since `before`
+  // printed its device or exited (`holds_lock`: it ran with --exclusive
+  // and printed its device), adds its own client (IdentifyStarted), then
+  // runs `then` with the strangers that appeared meanwhile, or the
+  // listing's error.
+  void IdentifyOwnClients(ImageClients before, bool holds_lock,
+                          std::function<void(Result<std::vector<CephClient>>)> then);
   void ClaimPendingClients(const ImageClients& seen);
-  // Adds the clients of `seen` that `before` lacks; true when any is new.
-  bool AddClientsSince(const ImageClients& before, const ImageClients& seen);
+  void LearnOwnClient(const StartedClients& started);
+  // The device came up with a stranger beside it (or unproven): it is
+  // unmapped, then the map fails with `why`.
+  void RefuseMap(Status why);
+  // An --exclusive map that exited: FailedPrecondition naming the other
+  // client that holds the image's lock, if one does (librbd refused us
+  // the lock), else `failed`.
+  void FailLockedOutMap(Status failed);
   // mapping_stall.cc: the stall watch, while Connected.
   void StartStallWatch();
   void SampleIo();

@@ -14,6 +14,11 @@ std::string Names(const std::vector<CephClient>& clients) {
 
 }  // namespace
 
+Status InUseBy(const std::string& image_path, const std::vector<CephClient>& strangers, const char* during) {
+  return Status::FailedPrecondition("image " + image_path + " is in use by another client: " + Names(strangers) +
+                                    ", which appeared during the " + during);
+}
+
 OwnClients Mapping::NotForeignClients() const {
   return NotForeign(own_clients_, env_.snapshot_clients ? env_.snapshot_clients(request_.image.Path()) : OwnClients{});
 }
@@ -94,46 +99,72 @@ void Mapping::Fence(std::string reason) {
 }
 
 // A server that died (or whose daemon did) before its own clients were
-// known left them among those that appeared since its start.
+// known: the one new client of this host since its start, if exactly one
+// (ClaimPending); a stranger stays foreign to the check that follows.
 void Mapping::ClaimPendingClients(const ImageClients& seen) {
   if (!server_clients_pending_) return;
   server_clients_pending_ = false;
-  AddClientsSince(before_start_, seen);
+  LearnOwnClient(ClaimPending(before_start_, seen));
   if (env_.on_server_changed) env_.on_server_changed(request_.volume_id);
 }
 
-bool Mapping::AddClientsSince(const ImageClients& before, const ImageClients& seen) {
-  std::vector<CephClient> fresh = NewClients(before, seen);
-  bool changed = false;
-  for (const CephClient& c : fresh) changed = own_clients_.insert(c).second || changed;
-  if (changed) {
-    NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
-                                  {"new", Names(fresh)},
-                                  {"all", Names({own_clients_.begin(), own_clients_.end()})}});
-  }
-  return changed;
+void Mapping::LearnOwnClient(const StartedClients& started) {
+  if (!started.own || !own_clients_.insert(*started.own).second) return;
+  NBDK_LOG_INFO("own_clients", {{"volume", request_.volume_id},
+                                {"new", started.own->ToString()},
+                                {"all", Names({own_clients_.begin(), own_clients_.end()})}});
 }
 
-void Mapping::IdentifyOwnClients(ImageClients before, std::function<void()> then) {
+void Mapping::IdentifyOwnClients(ImageClients before, bool holds_lock,
+                                 std::function<void(Result<std::vector<CephClient>>)> then) {
   std::weak_ptr<bool> weak = alive_;
   uint64_t generation = server_generation_;
   env_.lock_breaker.ListClients(
-      request_.image,
-      [this, weak, generation, before = std::move(before), then = std::move(then)](Result<ImageClients> seen) {
+      request_.image, [this, weak, generation, holds_lock, before = std::move(before),
+                       then = std::move(then)](Result<ImageClients> seen) {
         if (weak.expired()) return;
         if (!seen.ok()) {
           // Its lock will not be broken after a death, and its watch counts
           // as foreign until the OSDs drop it: safe, only slower.
           NBDK_LOG_WARN("own_clients_unknown", {{"volume", request_.volume_id}, {"error", seen.status().ToString()}});
-          return then();
+          return then(seen.status());
         }
-        bool changed = AddClientsSince(before, *seen);
-        // Known now: the journal drops the clients from before its start.
+        StartedClients started = IdentifyStarted(before, *seen, holds_lock);
+        LearnOwnClient(started);
+        // What could be proven is known now: nothing is claimed later, and
+        // the journal drops the clients from before its start.
         bool known = server_clients_pending_ && generation == server_generation_;
         if (known) server_clients_pending_ = false;
-        if ((changed || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
-        then();
+        if ((started.own || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
+        then(std::move(started.strangers));
       });
+}
+
+void Mapping::FailLockedOutMap(Status failed) {
+  std::weak_ptr<bool> weak = alive_;
+  uint64_t epoch = epoch_;
+  env_.lock_breaker.ListClients(request_.image, [this, weak, epoch, failed](Result<ImageClients> seen) {
+    if (weak.expired() || epoch != epoch_ || state_ != MappingState::kMapping) return;
+    if (seen.ok() && seen->lock_owner && NotForeignClients().count(*seen->lock_owner) == 0) {
+      return FailMap(Status::FailedPrecondition("image " + request_.image.Path() +
+                                                " is in use by another client: lock owner " +
+                                                seen->lock_owner->ToString() + "; " + failed.message()));
+    }
+    FailMap(failed);
+  });
+}
+
+// Disconnected the way an unmap is (rbd-nbd unmap, then the server's exit
+// awaited), so nothing serves the device when the map's callers hear of it.
+void Mapping::RefuseMap(Status why) {
+  std::vector<MapDone> waiters = std::move(map_waiters_);
+  map_waiters_.clear();
+  ++env_.stats.counters.maps_failed;
+  Log(LogLevel::kWarn, "map_refused", {{"volume", request_.volume_id}, {"device", device_}, {"reason", why.message()}});
+  Unmap([waiters = std::move(waiters), why](Status unmapped) mutable {
+    Status answer = unmapped.ok() ? why : Status(why.code(), why.message() + "; the unmap failed: " + unmapped.message());
+    for (auto& w : waiters) w(answer);
+  });
 }
 
 }  // namespace nbdk

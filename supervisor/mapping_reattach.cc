@@ -66,7 +66,7 @@ void Mapping::StartAttachAttempt() {
 }
 
 void Mapping::SpawnAttach() {
-  Status s = SpawnRbdNbd(RbdNbdAttachArgv(env_.config, request_, cookie_, device_), "attach");
+  Status s = SpawnRbdNbd(RbdNbdAttachArgv(env_.config, request_, cookie_, device_, TakesLock()), "attach");
   if (!s.ok()) {
     OnAttachFailed("spawn rbd-nbd attach: " + s.message());
     return;

@@ -24,11 +24,11 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
   if (!TracksClients()) return Status::Ok();
   if (server_clients_pending_) {
-    IdentifyOwnClients(before_start_, [] {});
+    IdentifyOwnClients(before_start_, false, [](Result<std::vector<CephClient>>) {});
   } else if (own_clients_.empty() && Fenceable()) {
     // A record from before clients were journaled: while a single-node
-    // server of ours runs, every client of its image is ours.
-    IdentifyOwnClients({}, [] {});
+    // server of ours runs, the one client of its image on this host is.
+    IdentifyOwnClients({}, false, [](Result<std::vector<CephClient>>) {});
   }
   return Status::Ok();
 }

@@ -41,7 +41,7 @@ namespace {
 // missing image, a wrong key) in a log file nobody reads; on stderr they
 // reach the volume's log and the answer to the CSI call.
 void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig& config,
-                         const MapRequest& r, const std::string& cookie) {
+                         const MapRequest& r, const std::string& cookie, bool exclusive) {
   argv.insert(argv.end(), {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s),
                            "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile,
                            "--rbd_cache=false", "--err_to_stderr=true"});
@@ -54,22 +54,25 @@ void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig&
   }
   if (!r.image.ceph_conf.empty()) argv.insert(argv.end(), {"-c", r.image.ceph_conf});
   if (r.read_only) argv.push_back("--read-only");
+  if (exclusive && std::find(r.map_options.begin(), r.map_options.end(), "--exclusive") == r.map_options.end()) {
+    argv.push_back("--exclusive");
+  }
   argv.insert(argv.end(), r.map_options.begin(), r.map_options.end());
   argv.push_back(r.image.Spec());
 }
 }  // namespace
 
 std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& r,
-                                       const std::string& cookie) {
+                                       const std::string& cookie, bool exclusive) {
   std::vector<std::string> argv = {config.rbd_nbd_path, "map", "-f"};
-  AppendCommonOptions(argv, config, r, cookie);
+  AppendCommonOptions(argv, config, r, cookie, exclusive);
   return argv;
 }
 
 std::vector<std::string> RbdNbdAttachArgv(const SupervisorConfig& config, const MapRequest& r,
-                                          const std::string& cookie, const std::string& device) {
+                                          const std::string& cookie, const std::string& device, bool exclusive) {
   std::vector<std::string> argv = {config.rbd_nbd_path, "attach", "-f", "--device", device};
-  AppendCommonOptions(argv, config, r, cookie);
+  AppendCommonOptions(argv, config, r, cookie, exclusive);
   return argv;
 }
 

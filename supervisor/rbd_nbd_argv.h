@@ -29,11 +29,14 @@ namespace nbdk {
 Status ValidateMapRequest(const MapRequest& request);
 
 // `rbd-nbd map -f ...`: the foreground child that becomes the server.
+// `exclusive`: with --exclusive (once, whatever the map options say), so
+// that it holds the image's lock before its device is up and librbd
+// refuses the lock to every other client (supervisor/image_fence.h).
 std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& request,
-                                       const std::string& cookie);
+                                       const std::string& cookie, bool exclusive);
 // `rbd-nbd attach -f --device <device> ...` with the map's options.
 std::vector<std::string> RbdNbdAttachArgv(const SupervisorConfig& config, const MapRequest& request,
-                                          const std::string& cookie, const std::string& device);
+                                          const std::string& cookie, const std::string& device, bool exclusive);
 // `rbd-nbd unmap <device>`.
 std::vector<std::string> RbdNbdUnmapArgv(const SupervisorConfig& config, const std::string& device);
 

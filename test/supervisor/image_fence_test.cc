@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace nbdk {
 namespace {
 
@@ -114,6 +116,74 @@ TEST(ImageFenceTest, NewClientsAreWhatAppearedSinceBefore) {
   EXPECT_EQ(NewClients(before, after), std::vector<CephClient>{kOursLater});
   EXPECT_TRUE(NewClients(after, before).empty());
   EXPECT_EQ(NewClients({}, {{}, kOurs}), std::vector<CephClient>{kOurs});
+}
+
+// The clients after a start, every one of them on this host unless `remote`.
+ImageClients After(std::vector<CephClient> watchers, std::optional<CephClient> owner,
+                   std::vector<CephClient> remote = {}) {
+  ImageClients seen{watchers, owner};
+  for (const CephClient& c : watchers) {
+    if (std::find(remote.begin(), remote.end(), c) == remote.end()) seen.local.push_back(c);
+  }
+  return seen;
+}
+
+const CephClient kOtherHost{"client.4300", "10.0.0.2:0/7"};
+
+TEST(ImageFenceTest, AnExclusiveStartIsTheLockOwnerThatWatchesFromHere) {
+  ImageClients before;
+  StartedClients got = IdentifyStarted(before, After({kOurs}, kOurs), true);
+  EXPECT_EQ(got.own, kOurs);
+  EXPECT_TRUE(got.strangers.empty());
+  // Another node's map in flight beside it: ours is still the one with the
+  // lock, the other is named.
+  got = IdentifyStarted(before, After({kSameIpStranger, kOurs}, kOurs), true);
+  EXPECT_EQ(got.own, kOurs);
+  EXPECT_EQ(got.strangers, std::vector<CephClient>{kSameIpStranger});
+}
+
+TEST(ImageFenceTest, AnExclusiveStartWithoutItsLockProvesNoOne) {
+  // The lock is someone else's (from before), elsewhere, or nobody's: the
+  // new watcher is not proven ours.
+  EXPECT_EQ(IdentifyStarted({{kSameIpStranger}, kSameIpStranger}, After({kSameIpStranger, kOurs}, kSameIpStranger), true)
+                .own,
+            std::nullopt);
+  StartedClients got = IdentifyStarted({}, After({kOtherHost}, kOtherHost, {kOtherHost}), true);
+  EXPECT_EQ(got.own, std::nullopt);
+  EXPECT_EQ(got.strangers, std::vector<CephClient>{kOtherHost});
+  EXPECT_EQ(IdentifyStarted({}, After({kOurs}, std::nullopt), true).own, std::nullopt);
+  // An owner that does not watch is no live rbd-nbd.
+  EXPECT_EQ(IdentifyStarted({}, After({}, kOurs), true).own, std::nullopt);
+}
+
+TEST(ImageFenceTest, WithoutALockTheOneNewLocalWatcherIsOursAndTwoAreNobody) {
+  ImageClients before{{kOurs}, std::nullopt};
+  StartedClients got = IdentifyStarted(before, After({kOurs, kOursLater}, std::nullopt), false);
+  EXPECT_EQ(got.own, kOursLater);
+  EXPECT_TRUE(got.strangers.empty());
+  // Two appeared at once (another daemon's map beside ours): neither is
+  // proven, both are strangers.
+  got = IdentifyStarted(before, After({kOurs, kOursLater, kSameIpStranger}, std::nullopt), false);
+  EXPECT_EQ(got.own, std::nullopt);
+  EXPECT_EQ(got.strangers, (std::vector<CephClient>{kOursLater, kSameIpStranger}));
+  // One, but on another host: never ours.
+  got = IdentifyStarted(before, After({kOurs, kOtherHost}, std::nullopt, {kOtherHost}), false);
+  EXPECT_EQ(got.own, std::nullopt);
+  EXPECT_EQ(got.strangers, std::vector<CephClient>{kOtherHost});
+}
+
+TEST(ImageFenceTest, APendingClaimTakesOnlyTheOneNewClientOfThisHost) {
+  ImageClients before{{kOurs}, kOurs};
+  // Its watch gone, its lock left: the dead owner is claimed.
+  ImageClients seen = After({}, kOursLater);
+  seen.local.push_back(kOursLater);
+  EXPECT_EQ(ClaimPending(before, seen).own, kOursLater);
+  // Another host took the image over: never claimed, and named.
+  StartedClients got = ClaimPending(before, After({kOtherHost}, kOtherHost, {kOtherHost}));
+  EXPECT_EQ(got.own, std::nullopt);
+  EXPECT_EQ(got.strangers, std::vector<CephClient>{kOtherHost});
+  // Two new clients here: neither.
+  EXPECT_EQ(ClaimPending(before, After({kOursLater, kSameIpStranger}, kSameIpStranger)).own, std::nullopt);
 }
 
 }  // namespace

@@ -73,10 +73,27 @@ TEST(RbdNbdArgvTest, ASnapshotIsTheLastTokenOfMapAndAttach) {
   r.volume_id = "v1";
   r.image = {"pool", "ns", "img", {}, "", "u", "/k", "monday"};
   r.read_only = true;
-  for (const auto& argv : {RbdNbdMapArgv(c, r, "c1"), RbdNbdAttachArgv(c, r, "c1", "/dev/nbd4")}) {
+  for (const auto& argv : {RbdNbdMapArgv(c, r, "c1", false), RbdNbdAttachArgv(c, r, "c1", "/dev/nbd4", false)}) {
     EXPECT_EQ(argv.back(), "pool/ns/img@monday");
     EXPECT_NE(std::find(argv.begin(), argv.end(), "--read-only"), argv.end());
   }
+}
+
+// A single-node writer's map and attach take the lock: --exclusive, once,
+// even when the StorageClass's map options already ask for it.
+TEST(RbdNbdArgvTest, ExclusiveIsWrittenOnceWhenAsked) {
+  SupervisorConfig c;
+  c.rbd_nbd_path = "rbd-nbd";
+  MapRequest r;
+  r.volume_id = "v1";
+  r.image = {"pool", "", "img", {}, "", "u", "/k"};
+  auto count = [](const std::vector<std::string>& argv) { return std::count(argv.begin(), argv.end(), "--exclusive"); };
+  EXPECT_EQ(count(RbdNbdMapArgv(c, r, "c1", true)), 1);
+  EXPECT_EQ(count(RbdNbdAttachArgv(c, r, "c1", "/dev/nbd2", true)), 1);
+  EXPECT_EQ(count(RbdNbdMapArgv(c, r, "c1", false)), 0);
+  r.map_options = {"--exclusive"};
+  EXPECT_EQ(count(RbdNbdMapArgv(c, r, "c1", true)), 1);
+  EXPECT_EQ(count(RbdNbdAttachArgv(c, r, "c1", "/dev/nbd2", false)), 1);
 }
 
 TEST(RbdNbdArgvTest, NamespaceAndReadOnlyAppearInTheCommand) {
@@ -88,7 +105,7 @@ TEST(RbdNbdArgvTest, NamespaceAndReadOnlyAppearInTheCommand) {
   r.image = {"pool", "ns", "img", {}, "", "u", "/k"};
   r.read_only = true;
   r.cookie = "c1";
-  auto argv = RbdNbdMapArgv(c, r, "c1");
+  auto argv = RbdNbdMapArgv(c, r, "c1", false);
   std::string joined;
   for (auto& a : argv) joined += a + " ";
   EXPECT_EQ(joined, "rbd-nbd map -f --try-netlink --reattach-timeout 300 --cookie c1 --id u --keyfile /k --rbd_cache=false --err_to_stderr=true --admin-socket /var/lib/nbdkeeper/asok/$pid.asok --read-only pool/ns/img ");
@@ -155,7 +172,7 @@ TEST(RbdNbdArgvTest, ProgramIsRbdNbdInAnyDirectory) {
 TEST(RbdNbdArgvTest, AMapReadsBackAsItWasBuilt) {
   SupervisorConfig c = ArgvConfig();
   for (const MapRequest& r : Requests()) {
-    auto line = ParseRbdNbdArgv(RbdNbdMapArgv(c, r, "c1"));
+    auto line = ParseRbdNbdArgv(RbdNbdMapArgv(c, r, "c1", false));
     ASSERT_TRUE(line.ok()) << line.status().ToString();
     EXPECT_EQ(line->program, "/usr/bin/rbd-nbd");
     EXPECT_EQ(line->command, "map");
@@ -169,7 +186,7 @@ TEST(RbdNbdArgvTest, AMapReadsBackAsItWasBuilt) {
 TEST(RbdNbdArgvTest, AnAttachReadsBackWithItsDevice) {
   SupervisorConfig c = ArgvConfig();
   for (const MapRequest& r : Requests()) {
-    auto line = ParseRbdNbdArgv(RbdNbdAttachArgv(c, r, "c1", "/dev/nbd3"));
+    auto line = ParseRbdNbdArgv(RbdNbdAttachArgv(c, r, "c1", "/dev/nbd3", false));
     ASSERT_TRUE(line.ok()) << line.status().ToString();
     EXPECT_EQ(line->command, "attach");
     EXPECT_TRUE(line->foreground);

@@ -23,6 +23,39 @@ TEST_F(SupervisorTest, AStrangersWatchRefusesTheMapNamingItAndSpawnsNothing) {
   UnmapAllAndShutdown();
 }
 
+// The check before a map cannot see another node that maps meanwhile: the
+// listing after it does, and the device is disconnected before the map
+// fails naming the other client.
+TEST_F(SupervisorTest, AStrangerThatMapsBesideTheMapFailsItAndItsDeviceIsDisconnected) {
+  Behave("img1.map", "device=/dev/nbd2");
+  breaker_.stranger = kStranger;
+  breaker_.stranger_from = 1;  // not there at the check, there after the map
+  breaker_.stranger_locks = false;  // the lock is ours (--exclusive): it only watches
+  Result<std::string> r = MapAndWait(Request("vol1", "img1"));
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find(kStranger.ToString() + ", which appeared during the map"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(CountArgv("unmap /dev/nbd2"), 1) << "the device is disconnected before the answer";
+  EXPECT_FALSE(sup().Snapshot("vol1").has_value()) << "a failed map is forgotten";
+  UnmapAllAndShutdown();
+}
+
+// A single-node writer takes the image's lock for its process alone: its
+// map and attach run with --exclusive; a shared or read-only one never.
+TEST_F(SupervisorTest, OnlyASingleNodeWritersMapAndAttachTakeTheLock) {
+  Behave("img1.map", "device=/dev/nbd2");
+  Behave("img2.map", "device=/dev/nbd3");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_EQ(CountArgv(" --exclusive "), 2) << "its map and its attach";
+  MapRequest shared = Request("vol2", "img2");
+  shared.multi_node = true;
+  ASSERT_TRUE(MapAndWait(shared).ok());
+  EXPECT_EQ(CountArgv(" --exclusive "), 2);
+  UnmapAllAndShutdown();
+}
+
 TEST_F(SupervisorTest, AStrangerAfterADeathFencesTheVolumeForGood) {
   Behave("img1.map", "device=/dev/nbd2");
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());

@@ -23,9 +23,11 @@ namespace nbdk {
 // The cluster as fake_rbd_nbd leaves it: the image's watchers from its
 // <image>.watchers file, the last one also the lock owner, then its
 // snapshots' servers from <image>.readers (never the owner); `stranger`, when
-// set, is another node's client watching after them, and owning the lock
-// unless `stranger_locks` is false. A
-// successful BreakLock drops the owner's watch, as its blocklisting does.
+// set, is another node's client watching after them from listing
+// `stranger_from` on, and owning the lock unless `stranger_locks` is false;
+// every client at 127.0.0.1 is this host's. A
+// successful BreakLock drops the owner's watch and lock, as its
+// blocklisting does.
 // Records each call with how many attaches had run by then, so a test can
 // prove the attach waited for the clients to be known. Answers later, on the
 // loop, as the real one does.
@@ -56,14 +58,23 @@ class FakeLockBreaker : public LockBreaker {
       for (std::string line; std::getline(readers, line);) {
         if (auto client = ParseCephClient(line); client.ok()) answer->watchers.push_back(*client);
       }
-      if (stranger) answer->watchers.push_back(*stranger);
-      if (stranger && stranger_locks) answer->lock_owner = stranger;
+      if (stranger && lists.size() > stranger_from) {
+        answer->watchers.push_back(*stranger);
+        if (stranger_locks) answer->lock_owner = stranger;
+      }
+      std::vector<CephClient> all = answer->watchers;
+      if (answer->lock_owner) all.push_back(*answer->lock_owner);
+      for (const CephClient& c : all) {
+        if (IsLocalAddress(c.addr, {"127.0.0.1"})) answer->local.push_back(c);
+      }
     }
     loop_.Post([answer, done = std::move(done)] { done(answer); });
   }
 
   void BreakLock(const ImageSpec& image, const CephClient& owner, std::function<void(Status)> done) override {
     breaks.push_back({image.Path(), owner, attaches_so_far_(), now_()});
+    // Blocklisted: its watch and its lock go with it.
+    if (result.ok() && stranger == owner) stranger.reset();
     if (result.ok()) {
       std::vector<std::string> kept;
       std::ifstream in(dir_ + "/fake/" + image.image + ".watchers");
@@ -102,6 +113,7 @@ class FakeLockBreaker : public LockBreaker {
   Status result;                       // of every BreakLock
   Status list_result;                  // not OK: every ListClients fails so
   std::optional<CephClient> stranger;  // another node's client
+  size_t stranger_from = 0;            // it shows from this listing on (0-based)
   bool stranger_locks = true;          // it holds the lock too
 
  private:

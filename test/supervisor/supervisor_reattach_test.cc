@@ -29,7 +29,7 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
                               " attach -f --device /dev/nbd3 --try-netlink --reattach-timeout 30 --cookie vol1"
                               " --id csi --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --admin-socket " + config_.state_dir + "/asok/$pid.asok"
                               " --mon_host 10.0.0.1:6789,10.0.0.2:6789"
-                              " -c /etc/ceph/ceph.conf rbd/img1");
+                              " -c /etc/ceph/ceph.conf --exclusive rbd/img1");
   ASSERT_EQ(breaker_.breaks.size(), 1u);
   EXPECT_EQ(breaker_.breaks[0].image, "rbd/img1");
   EXPECT_EQ(breaker_.breaks[0].owner, FakeLockBreaker::ClientOf(old_pid)) << "the map's own client, dead";

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -129,6 +130,42 @@ TEST_F(TwoNodeVmTest, ASingleWriterVolumeOnOneNodeIsRefusedOnTheOtherUntilUnstag
   ASSERT_GRPC_OK(b_->Stage(b_->StageReq(id, MountCapability("ext4"))));
   EXPECT_TRUE(IsMounted(Mounted(*b_, id)));
   ASSERT_GRPC_OK(b_->Unstage(id));
+}
+
+// Review finding A1: a node whose map is slow (its rbd-nbd starts 3 s late,
+// a wrapper) and another node that stages the same single-writer image
+// inside that window. Both pass the check before their map; the lock that
+// --exclusive takes and the listing after each map must leave one winner at
+// most: never both staged, never two rbd-nbd serving the image.
+TEST_F(TwoNodeVmTest, TwoNodesStagingOneSingleWriterImageAtOnceNeverBothWin) {
+  const std::string id = "two-race";
+  CreateImage(id);
+  const std::string wrapper = "/run/nbdk-slow-rbd-nbd";
+  {
+    std::ofstream out(wrapper);
+    out << "#!/bin/sh\nsleep 3\nexec rbd-nbd \"$@\"\n";
+  }
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  VmNode slow("/run/nbdk-node-slow", "node-slow");
+  std::string error;
+  ASSERT_TRUE(slow.Start(true, {"--reattach-timeout=60", "--rbd-nbd=" + wrapper}, &error)) << error;
+  auto cap = MountCapability("ext4");
+  grpc::Status slow_staged;
+  std::thread slow_stage([&] { slow_staged = slow.Stage(slow.StageReq(id, cap)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  grpc::Status b_staged = b_->Stage(b_->StageReq(id, cap));
+  slow_stage.join();
+  std::printf("race: slow node %s, B %s\n", slow_staged.error_message().c_str(), b_staged.error_message().c_str());
+  EXPECT_FALSE(slow_staged.ok() && b_staged.ok()) << "both nodes staged one single-writer image";
+  EXPECT_LE(RbdNbdProcessesFor(id), 1);
+  EXPECT_LE(IsMounted(Mounted(slow, id)) + IsMounted(Mounted(*b_, id)), 1);
+  for (const grpc::Status& lost : {slow_staged, b_staged}) {
+    if (!lost.ok()) EXPECT_EQ(lost.error_code(), Code::FAILED_PRECONDITION) << lost.error_message();
+  }
+  if (slow_staged.ok()) EXPECT_GRPC_OK(slow.Unstage(id));
+  if (b_staged.ok()) EXPECT_GRPC_OK(b_->Unstage(id));
+  int st = slow.Stop();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "node-slow exit";
 }
 
 TEST_F(TwoNodeVmTest, AMultiWriterBlockVolumeStagesOnBothNodes) {
