@@ -1,5 +1,9 @@
 // nbdkeeperd: parses the command line and runs the daemon.
+#include <sys/prctl.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,14 @@ int main(int argc, char** argv) {
       return 0;
     case nbdk::Action::kRun:
       break;
+  }
+  // cephx keys and LUKS passphrases pass through this process's memory: a
+  // crash (the watchdog's SIGABRT too) must not write them into a core
+  // file, nor may another process of its user read them through ptrace or
+  // /proc. Its rbd-nbd children are dumpable again after their exec.
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+    std::fprintf(stderr, "nbdkeeperd: prctl(PR_SET_DUMPABLE, 0): %s\n", std::strerror(errno));
+    return 1;
   }
   nbdk::SetLogLevel(parsed->config.log_level);
   return nbdk::RunDaemon(parsed->config);
