@@ -37,9 +37,10 @@ Mapping::Mapping(Env env, MapRequest request)
       stall_rule_(env_.config.stuck_io_limit_ms) {
   state_since_ms_ = env_.loop.NowMs();
   // The previous daemon ended before it knew its last server's clients:
-  // those that appeared since that server started are its own.
+  // the one of this host that appeared since that server started is its
+  // own (ClaimPending).
   if (request_.clients_before_server) {
-    before_start_ = ImageClients{*request_.clients_before_server, std::nullopt};
+    before_start_.watchers = *request_.clients_before_server;
     server_clients_pending_ = true;
   }
 }
