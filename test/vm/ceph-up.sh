@@ -1,6 +1,7 @@
 #!/bin/bash
 # Brings up a one-monitor Ceph with NBDK_CEPH_OSDS memstore OSDs (default 1)
-# on 127.0.0.1, with cephx, a pool "rbd" initialised for RBD, a second pool
+# on NBDK_CEPH_ADDR (default 127.0.0.1; the native cluster's is on the test
+# VMs' link), with cephx, a pool "rbd" initialised for RBD, a second pool
 # "rbd-data" for images' data (StorageClass dataPool), and a client
 # "client.nbdk" holding only the caps rbd-nbd and lock breaking need on both.
 # Pools keep min(OSDs, 3) copies. Run by guest-init.sh inside the test VM
@@ -26,7 +27,11 @@ if [[ ! -e /run/nbdk-vm/share && -z ${NBDK_CEPH_UP_ANYWHERE:-} ]]; then
 fi
 
 readonly POOL=rbd DATA_POOL=rbd-data CLIENT=nbdk
-readonly MON_HOST='[v2:127.0.0.1:3300,v1:127.0.0.1:6789]'
+readonly ADDR=${NBDK_CEPH_ADDR:-127.0.0.1}
+[[ $ADDR =~ ^(127|10)\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "ceph-up.sh: NBDK_CEPH_ADDR=$ADDR: want a loopback or 10/8 address" >&2; exit 1; }
+readonly MON_HOST="[v2:$ADDR:3300,v1:$ADDR:6789]"
+if [[ $ADDR == 127.* ]]; then PUBLIC_NETWORK=127.0.0.0/8; else PUBLIC_NETWORK=${ADDR%.*}.0/24; fi
+readonly PUBLIC_NETWORK
 readonly ENV_FILE=/run/nbdk-test/env
 # Microseconds; no date(1): each process start costs ~0.2 s under TCG.
 t0=${EPOCHREALTIME/./}
@@ -77,7 +82,7 @@ cat >/etc/ceph/ceph.conf <<EOF
 fsid = $fsid
 mon_host = $MON_HOST
 mon_initial_members = a
-public_network = 127.0.0.0/8
+public_network = $PUBLIC_NETWORK
 ms_bind_ipv6 = false
 auth_cluster_required = cephx
 auth_service_required = cephx
@@ -177,7 +182,7 @@ cat >"$ENV_FILE.tmp" <<EOF
 CEPH_CONF=/etc/ceph/ceph.conf
 NBDK_CEPH_FSID=$fsid
 NBDK_CEPH_MON_HOST=$MON_HOST
-NBDK_CEPH_MONITORS=127.0.0.1:6789
+NBDK_CEPH_MONITORS=$ADDR:6789
 NBDK_CEPH_POOL=$POOL
 NBDK_CEPH_DATA_POOL=$DATA_POOL
 NBDK_CEPH_ID=$CLIENT

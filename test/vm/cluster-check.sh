@@ -1,32 +1,42 @@
 #!/usr/bin/env bash
 # The native test cluster's own check (CTest cluster_harness), in a state
 # directory of its own ($NBDK_CLUSTER_STATE), apart from the fixture's:
-# - its network namespace has its loopback and no route: nothing it runs can
-#   reach an address outside it;
+# - its network namespace has its loopback and the test VMs' tap, and no
+#   route but the tap's own link: nothing it runs can reach an address
+#   outside it;
 # - its /etc/ceph is its own, the host's is untouched;
 # - a cluster that a killed run left behind is stopped by the next start:
 #   none of its processes survive, and the new cluster serves;
 # - stop ends every process of it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 cluster=$here/cluster
 state=${NBDK_CLUSTER_STATE:?NBDK_CLUSTER_STATE: the state directory of this check}
 fail() { echo "cluster-check: FAIL: $*" >&2; exit 1; }
 pass() { echo "cluster-check: ok: $*"; }
-ceph_pids() { pgrep -x 'ceph-(mon|osd)' | sort; }
+# The monitor and OSDs of this check's cluster: those in its pid namespace
+# (another test cluster may run beside it).
+ceph_pids() {
+  local ns pid
+  ns=$(readlink "/proc/$(vm_cluster_pid "$state")/ns/pid") || return 0
+  for pid in $(pgrep -x 'ceph-(mon|osd)'); do
+    [[ $(readlink "/proc/$pid/ns/pid" 2>/dev/null) == "$ns" ]] && echo "$pid"
+  done
+}
 
 host_conf_before=$(ls -la /etc/ceph)
-before=$(ceph_pids || true)
 "$cluster" start
-first=$(comm -13 <(echo "$before") <(ceph_pids))
+first=$(ceph_pids)
 (($(wc -w <<<"$first") == 4)) || fail "want 1 monitor and 3 OSDs of the new cluster, got pids: $first"
 pass "the cluster runs 1 monitor and 3 OSDs"
 
-links=$("$cluster" exec ip -o link show | awk -F': ' '{print $2}')
-[[ $links == lo ]] || fail "the namespace has links other than lo: $links"
+links=$("$cluster" exec ip -o link show | awk -F': ' '{print $2}' | sort | tr '\n' ' ')
+[[ $links == "lo $NBDK_CLUSTER_TAP " ]] || fail "the namespace has links other than lo and $NBDK_CLUSTER_TAP: $links"
 routes=$("$cluster" exec ip -4 route show table all | grep -v '^local \|^broadcast ' || true)
-[[ -z $routes ]] || fail "the namespace has routes beyond its loopback: $routes"
-pass "the namespace has only its loopback and no route out"
+[[ $routes == "${NBDK_CLUSTER_ADDR%.*}.0/24 dev $NBDK_CLUSTER_TAP proto kernel scope link src $NBDK_CLUSTER_ADDR"* &&
+  $(wc -l <<<"$routes") -eq 1 ]] || fail "the namespace has routes beyond its loopback and its tap's link: $routes"
+pass "the namespace has only its loopback and the VMs' tap, and no route out"
 
 [[ $(ls -la /etc/ceph) == "$host_conf_before" ]] || fail "the host's /etc/ceph changed"
 "$cluster" exec test -s /etc/ceph/ceph.conf || fail "no ceph.conf inside the namespace"
@@ -37,7 +47,7 @@ pass "its /etc/ceph is its own; the host's is unchanged"
 for pid in $first; do
   ! kill -0 "$pid" 2>/dev/null || fail "process $pid of the left-behind cluster survived the next start"
 done
-second=$(comm -13 <(echo "$before") <(ceph_pids))
+second=$(ceph_pids)
 (($(wc -w <<<"$second") == 4)) || fail "the second start runs $second"
 "$cluster" exec rbd --id nbdk ls "$(sed -n 's/^NBDK_CEPH_POOL=//p' "$state/env")" >/dev/null ||
   fail "the new cluster does not serve its pool"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Stage 2 of the VM's boot: PID 1 after switch_root (see initramfs-init.sh),
 # running from the host's root seen read-only through the overlay. Finishes
-# the system setup, brings Ceph up (ceph-up.sh), then serves jobs. With
+# the system setup, brings Ceph up (ceph-up.sh) or joins the native test
+# cluster over its tap (nbdk.cluster=, vm-start), then serves jobs. With
 # nbdk.init=systemd it only prepares the root and execs systemd, which runs
 # the rest as two units: nbdk-vm-ceph.service (`guest-init.sh ceph`), then
 # nbdk-vm-agent.service (`guest-init.sh agent`, always agent mode).
@@ -147,6 +148,35 @@ bring_up_ceph() {
   return 1
 }
 
+# The native test cluster's client side (test/vm/cluster): the guest's one
+# network device on the cluster's link, and its conf, keys and env as the
+# cluster wrote them. Returns once the monitor accepts a connection.
+join_cluster() {
+  local dir t0=${EPOCHREALTIME/./} addr dev i
+  dir=$(arg cluster) addr=$(arg cluster_addr)
+  modprobe virtio_net || { echo "modprobe virtio_net failed" >"$SHARE/failed"; return 1; }
+  for ((i = 0; i < 100; i++)); do
+    for dev in /sys/class/net/*; do [[ ${dev##*/} != lo ]] && break 2; done
+    nap 0.1
+  done
+  dev=${dev##*/}
+  ip addr add "$(arg addr)/24" dev "$dev" && ip link set "$dev" up ||
+    { echo "no network device for the cluster's link" >"$SHARE/failed"; return 1; }
+  mkdir -p /etc/ceph /run/ceph /run/nbdk-test /run/nbdk-ceph/log
+  cp -p "$dir"/etc-ceph/* /etc/ceph/ && cp "$dir/env" /run/nbdk-test/env ||
+    { echo "cannot read the cluster's conf in $dir" >"$SHARE/failed"; return 1; }
+  for ((i = 0; i < 300; i++)); do
+    if (exec 3<>"/dev/tcp/$addr/3300") 2>/dev/null; then
+      echo "ceph-up: Ceph ready in $(((${EPOCHREALTIME/./} - t0) / 1000)) ms (the native cluster in $dir, over $dev)" \
+        >"$SHARE/ceph-up.log"
+      return 0
+    fi
+    nap 0.1
+  done
+  echo "the cluster's monitor at $addr:3300 did not answer over $dev" >"$SHARE/failed"
+  return 1
+}
+
 # Sets NBD_CONFIGURED to the nbd devices the kernel has configured (their
 # sysfs "pid" exists while configured, also with a dead connection).
 nbd_configured() {
@@ -261,7 +291,8 @@ setup_system
 mount_share
 open_nap
 log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
-if bring_up_ceph; then
+if [[ -n $(arg cluster) ]]; then ceph=join_cluster; else ceph=bring_up_ceph; fi
+if "$ceph"; then
   announce_ready
   case "$(arg mode)" in
     console) run_console_job ;;

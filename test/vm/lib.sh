@@ -19,6 +19,23 @@ readonly NBDK_RC_HARNESS=125   # VM not running, died, or failed to boot
 vm_log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 vm_die() { vm_log "ERROR: $*"; exit "$NBDK_RC_HARNESS"; }
 
+# The native test cluster (cluster): its namespaces hold a tap that the
+# plain VMs' qemu opens, and the cluster's address on that link; the guest
+# takes the next address (guest-init.sh).
+readonly NBDK_CLUSTER_TAP=nbdk-guest NBDK_CLUSTER_ADDR=10.254.254.1 NBDK_GUEST_ADDR=10.254.254.2
+
+# The PID 1 of the cluster in state directory $1 (its namespaces, as the
+# host sees it), printed only while it is that directory's (a recycled pid
+# must never be killed or entered).
+vm_cluster_pid() {
+  local pid cmdline
+  pid=$(cat "$1/pid" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  [[ $cmdline == *"/cluster init $1 "* ]] || return 1
+  echo "$pid"
+}
+
 # The qemu pid recorded by vm-start, printed only if that process is still a
 # qemu of this state directory (a recycled pid must never be killed).
 vm_qemu_pid() {
@@ -60,16 +77,28 @@ vm_disk() { echo "$NBDK_VM_STATE/disk.img"; }
 
 # Sets QEMU_ARGV for a VM in mode $1 (agent|console; see guest-init.sh);
 # with $2 = systemd, systemd is PID 1 and the root keeps its writes on
-# vm_disk across boots. Needs KERNEL, INITRD and MODDIR from kernel.sh. TCG
-# only: KVM does not work on these machines. No network device: Ceph talks
-# over lo.
+# vm_disk across boots. With $3, the state directory of a running native
+# cluster (cluster), qemu runs in that cluster's network namespace and the
+# guest's one network device is the cluster's tap: the guest reaches Ceph
+# there and nothing else. Without it the guest has no network device and
+# brings up its own Ceph on lo. Needs KERNEL, INITRD and MODDIR from
+# kernel.sh. TCG only: KVM does not work on these machines.
 vm_qemu_argv() {
-  local mode=$1 init=${2:-plain}
+  local mode=$1 init=${2:-plain} cluster=${3:-}
   local append="console=ttyS0 quiet panic=-1 nbdk.stage2=$NBDK_VM_DIR/guest-init.sh nbdk.moddir=$MODDIR nbdk.mode=$mode"
+  local nic=(-nic none) prefix=()
+  if [[ -n $cluster ]]; then
+    local pid
+    pid=$(vm_cluster_pid "$cluster") || vm_die "no native test cluster runs in $cluster (test/vm/cluster start)"
+    prefix=(nsenter "--net=/proc/$pid/ns/net" --)
+    nic=(-netdev "tap,id=cluster,ifname=$NBDK_CLUSTER_TAP,script=no,downscript=no"
+      -device virtio-net-pci,netdev=cluster)
+    append+=" nbdk.cluster=$cluster nbdk.addr=$NBDK_GUEST_ADDR nbdk.cluster_addr=$NBDK_CLUSTER_ADDR"
+  fi
   QEMU_ARGV=(
-    qemu-system-x86_64 -accel tcg,thread=multi -cpu max
+    "${prefix[@]}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max
     -m "${NBDK_VM_MEM:-2048}" -smp "${NBDK_VM_CPUS:-2}"
-    -no-reboot -nic none
+    -no-reboot "${nic[@]}"
     -kernel "$KERNEL" -initrd "$INITRD"
     -virtfs "local,path=${NBDK_VM_ROOT:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$NBDK_VM_STATE/share,mount_tag=nbdkshare,security_model=none,multidevs=remap"

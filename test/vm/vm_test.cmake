@@ -48,6 +48,8 @@ set(NBDK_VM_SYSTEMD_STATE ${CMAKE_BINARY_DIR}/vm-state-systemd CACHE INTERNAL "s
 set(NBDK_VM_CONTAINER_STATE ${CMAKE_BINARY_DIR}/vm-state-container CACHE INTERNAL "container test VM state")
 # The native test cluster's pid, env and logs (test/vm/cluster).
 set(NBDK_CLUSTER_STATE ${CMAKE_BINARY_DIR}/cluster-state CACHE INTERNAL "native test cluster state")
+# The native cluster the plain VMs reach over a tap (fixture vm_cluster).
+set(NBDK_VM_CLUSTER_STATE ${CMAKE_BINARY_DIR}/vm-cluster-state CACHE INTERNAL "the plain VMs' native cluster")
 # The platforms whose kernel but not userland differs (debian12-k612), run
 # from the default tree: empty in CI, which runs Linux 6.12 as Debian 13's
 # (scripts/test.sh); `-DNBDK_VM_PLATFORMS=debian12-k612` for the full matrix.
@@ -109,6 +111,7 @@ endfunction()
 function(nbdk_add_vm_platform_test)
   cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT;PLATFORM" "COMMAND;ENV" ${ARGN})
   set(platform ${VT_PLATFORM})
+  set(cluster_fixture)
   set(env_args)
   foreach(e IN LISTS VT_ENV)
     list(APPEND env_args --env ${e})
@@ -129,6 +132,8 @@ function(nbdk_add_vm_platform_test)
   else()
     set(fixture vm)
     set(state ${NBDK_VM_STATE})
+    # Its guest's Ceph is the native cluster's: it must outlive the test.
+    set(cluster_fixture vm_cluster)
   endif()
   set(labels vm)
   set(platform_env)
@@ -144,7 +149,7 @@ function(nbdk_add_vm_platform_test)
   # test/vm boots only the fixtures some test requires.
   set_property(GLOBAL APPEND PROPERTY NBDK_VM_FIXTURES_USED ${fixture})
   set_tests_properties(${VT_NAME} PROPERTIES
-    FIXTURES_REQUIRED ${fixture}
+    FIXTURES_REQUIRED "${fixture};${cluster_fixture}"
     RESOURCE_LOCK vm
     LABELS "${labels}"
     TIMEOUT ${ctest_timeout}
