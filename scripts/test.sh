@@ -4,7 +4,8 @@
 # integration tests; the Debian 13 root and the build of what its tests run
 # (scripts/platform-build.sh); both platforms' images (label `image`); the
 # fuzzers' clang build. Then the real-kernel VM tests on Debian 12 (label
-# `vm`: qemu boots Debian's kernel with nbd and a Ceph cluster), with the
+# `vm`: qemu boots Debian's kernel with nbd; its Ceph is a native cluster
+# reached over a tap, test/vm/README.md), with the
 # tests on the native test cluster beside them (label `cluster`:
 # test/vm/cluster); the fuzzers (label `fuzz`, scripts/fuzz.sh); last the
 # tests of what differs between platforms (label `platform`) on Debian 13:
