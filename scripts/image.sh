@@ -81,8 +81,8 @@ library_packages() {
 }
 library_list=$(library_packages)
 mapfile -t libraries <<<"$library_list"
-# What the daemon runs: rbd-nbd (which may modprobe nbd), mkfs/blkid/mount/
-# resize tools; tini is PID 1.
+# What the daemon runs: rbd-nbd (which may modprobe nbd), mkfs/mount/resize
+# tools; tini is PID 1.
 packages=(tini rbd-nbd kmod e2fsprogs xfsprogs util-linux mount "${libraries[@]}")
 sources=(
   "deb http://deb.debian.org/debian $suite main"

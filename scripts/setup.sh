@@ -13,7 +13,7 @@ build_packages=(
   build-essential cmake pkg-config
   libuv1-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
-  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev
+  libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev libblkid-dev
   libssl-dev libcryptsetup-dev  # encryption/: scrypt and AES-GCM, LUKS2 through libcryptsetup
 )
 # The host's own checks.

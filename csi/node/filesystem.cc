@@ -47,47 +47,6 @@ std::string DeviceSignature::Describe() const {
   return "nothing";
 }
 
-Result<DeviceSignature> ParseBlkidExport(std::string_view text) {
-  DeviceSignature out;
-  bool any = false;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.empty()) continue;
-    size_t eq = line.find('=');
-    if (eq == 0 || eq == std::string_view::npos) {
-      return Status::Corruption("blkid output line " + QuoteField(line) + " is not KEY=VALUE");
-    }
-    any = true;
-    std::string_view key = line.substr(0, eq);
-    std::string value(line.substr(eq + 1));
-    if (key == "TYPE") out.type = value;
-    if (key == "PTTYPE") out.partition_table = value;
-  }
-  // Something was found (blkid exited 0) but it has no name we know.
-  if (out.blank()) out.type = any ? "unnamed" : "unknown";
-  return out;
-}
-
-void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done) {
-  CommandOptions options;
-  options.timeout_ms = kQuickTimeoutMs;
-  // -p: low-level probe of the device itself, not the (possibly stale) cache.
-  RunCommand(loop, {"blkid", "-p", "-o", "export", device}, options,
-             [device, done = std::move(done)](Result<CommandResult> r) {
-               if (!r.ok()) return done(r.status().WithContext("blkid " + device));
-               // Exit 2: blkid found nothing at all, the one blank answer.
-               if (!r->timed_out && r->term_signal == 0 && r->exit_status == 2) return done(DeviceSignature{});
-               if (!r->ok()) return done(Status::Internal("blkid " + device + ": " + r->Describe()));
-               auto sig = ParseBlkidExport(r->stdout_text);
-               if (!sig.ok()) return done(sig.status().WithContext("blkid " + device));
-               done(std::move(sig));
-             });
-}
-
 std::vector<std::string> MkfsArgv(const std::string& fs_type, const std::vector<std::string>& options,
                                   const std::string& device) {
   if (fs_type != "ext4" && fs_type != "xfs") return {};

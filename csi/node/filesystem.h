@@ -1,9 +1,10 @@
 // Filesystem work for the Node service: probe, mkfs, mount, unmount, grow.
 //
-// Every operation is an external command built as an argv vector and run
-// through RunCommand on the loop (never a shell, never blocking). `done`
-// runs once, on the loop thread. Failures carry the command's own stderr.
-// Loop thread only.
+// Every operation but the probe is an external command built as an argv
+// vector and run through RunCommand on the loop (never a shell, never
+// blocking); the probe is libblkid on a pool thread (device_probe.cc says
+// why). `done` runs once, on the loop thread. Failures carry the command's
+// own stderr. Loop thread only.
 #pragma once
 
 #include <functional>
@@ -18,10 +19,11 @@ namespace nbdk {
 
 using StatusCallback = std::function<void(Status)>;
 
-// What a low-level probe (`blkid -p -o export`) finds on a device. A device
-// is blank only when blkid finds nothing at all: a filesystem, a partition
-// table, LVM, LUKS or any other signature means it holds data that mkfs
-// would destroy (the rule Kubernetes' mount-utils follows).
+// What libblkid's low-level probe finds on a device. A device is blank only
+// when it was read and the probe found nothing at all: a filesystem, a
+// partition table, LVM, LUKS or any other signature means it holds data that
+// mkfs would destroy (the rule Kubernetes' mount-utils follows), and a
+// device that could not be read is an error, never blank.
 struct DeviceSignature {
   std::string type;             // TYPE: "ext4", "xfs", "LVM2_member", ...; "" when none
   std::string partition_table;  // PTTYPE: "dos", "gpt"; "" when none
@@ -30,13 +32,13 @@ struct DeviceSignature {
   std::string Describe() const;
 };
 
-// Parses blkid's export output (KEY=VALUE lines). Corruption for a line
-// that is not KEY=VALUE, or output with neither TYPE nor PTTYPE (blkid
-// found something it cannot name: not blank either). Pure.
-Result<DeviceSignature> ParseBlkidExport(std::string_view text);
-
-// Probes `device`. blkid's exit 2 (nothing found) is the only blank answer;
-// an ambivalent probe (exit 8) or any other failure is an error.
+// BLOCKING. Probes `device` (a block device, or a file in tests): its first
+// and last MiB are read, then libblkid's safe probe runs on it. Nothing
+// found is the one blank answer. A read that fails or ends early, a device
+// of size 0 (an nbd device without a connection), an ambivalent probe
+// (several signatures) and a failed probe are errors naming the device.
+Result<DeviceSignature> ProbeDeviceSignature(const std::string& device);
+// ProbeDeviceSignature on a pool thread.
 void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done);
 
 // mkfs.<fs_type> -q <options> <device>; `options` are csi/mkfs_options.h's

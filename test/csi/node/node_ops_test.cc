@@ -87,18 +87,22 @@ TEST(FilesystemTest, APartitionTableIsNotBlank) {
   std::filesystem::remove(path);
 }
 
-TEST(FilesystemTest, BlkidExportIsParsedAndAnythingFoundIsNotBlank) {
-  auto fs = ParseBlkidExport("DEVNAME=/dev/nbd0\nUUID=x\nBLOCK_SIZE=4096\nTYPE=ext4\n");
-  ASSERT_TRUE(fs.ok());
-  EXPECT_EQ(fs->type, "ext4");
-  auto pt = ParseBlkidExport("DEVNAME=/dev/nbd0\nPTUUID=1\nPTTYPE=gpt\n");
-  ASSERT_TRUE(pt.ok());
-  EXPECT_EQ(pt->partition_table, "gpt");
-  EXPECT_NE(pt->Describe().find("gpt partition table"), std::string::npos);
-  auto unnamed = ParseBlkidExport("DEVNAME=/dev/nbd0\nUUID=1\n");
-  ASSERT_TRUE(unnamed.ok());
-  EXPECT_FALSE(unnamed->blank()) << "blkid exited 0: it found something";
-  EXPECT_EQ(ParseBlkidExport("garbage\n").status().code(), Code::kCorruption);
+// Only a device that was read can be blank: a path that is missing, not a
+// device or of size 0 (an nbd device without a connection) is an error
+// naming it. (A device whose reads fail: node_vm's UnreadableDeviceVmTest,
+// on device-mapper's error target.)
+TEST(FilesystemTest, WhatWasNotReadIsAnErrorNeverBlank) {
+  std::string dir = ::testing::TempDir() + "/probe-not-a-device";
+  std::filesystem::create_directories(dir);
+  std::string empty = ::testing::TempDir() + "/probe-empty.img";
+  std::ofstream(empty).close();
+  for (const std::string& path : {dir, dir + "/missing", empty}) {
+    auto probed = ProbeDeviceSignature(path);
+    ASSERT_FALSE(probed.ok()) << path << " probed as " << probed->Describe();
+    EXPECT_NE(probed.status().message().find(path), std::string::npos) << probed.status().ToString();
+  }
+  EXPECT_EQ(ProbeDeviceSignature(empty).status().code(), Code::kFailedPrecondition);
+  std::filesystem::remove(empty);
 }
 
 TEST(FilesystemTest, UnsupportedFsTypeIsFailedPrecondition) {
