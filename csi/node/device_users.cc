@@ -1,9 +1,54 @@
 #include "csi/node/device_users.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "base/kernel_file.h"
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
+namespace {
+
+struct DirClose {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+using UniqueDir = std::unique_ptr<DIR, DirClose>;
+
+bool IsNumber(const char* name) {
+  if (*name == '\0') return false;
+  for (; *name != '\0'; ++name) {
+    if (*name < '0' || *name > '9') return false;
+  }
+  return true;
+}
+
+std::string Comm(const std::string& pid_dir) {
+  auto comm = ReadKernelFile(pid_dir + "/comm", 64);
+  if (!comm.ok()) return "";
+  std::string name = *comm;
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+// Does the process in `pid_dir` have an fd on the block device `rdev`?
+bool HasOpen(const std::string& pid_dir, dev_t rdev) {
+  std::string fd_dir = pid_dir + "/fd";
+  UniqueDir fds(::opendir(fd_dir.c_str()));
+  if (!fds) return false;  // gone, or a kernel thread
+  while (const dirent* e = ::readdir(fds.get())) {
+    struct stat st {};
+    if (!IsNumber(e->d_name) || ::stat((fd_dir + "/" + e->d_name).c_str(), &st) != 0) continue;
+    if (S_ISBLK(st.st_mode) && st.st_rdev == rdev) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& table, const std::string& device) {
   auto index = NbdDeviceIndex(device);
@@ -17,28 +62,70 @@ std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& table, co
   return out;
 }
 
-Status CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
-                         const std::string& sysfs_root) {
+Result<std::vector<std::string>> DeviceOpeners(const std::string& device, const std::string& proc_root) {
+  struct stat dev {};
+  if (::stat(device.c_str(), &dev) != 0) return Status::FromErrno(errno, "stat " + device);
+  if (!S_ISBLK(dev.st_mode)) return Status::FailedPrecondition(device + " is not a block device");
+  UniqueDir procs(::opendir(proc_root.c_str()));
+  if (!procs) return Status::FromErrno(errno, "open " + proc_root);
+  const std::string self = std::to_string(::getpid());
+  std::vector<std::string> out;
+  while (const dirent* e = ::readdir(procs.get())) {
+    if (!IsNumber(e->d_name) || e->d_name == self) continue;
+    std::string pid_dir = proc_root + "/" + e->d_name;
+    if (!HasOpen(pid_dir, dev.st_rdev)) continue;
+    std::string comm = Comm(pid_dir);
+    if (comm == "rbd-nbd") continue;
+    out.push_back("pid " + std::string(e->d_name) + " (" + (comm.empty() ? "?" : comm) + ")");
+  }
+  return out;
+}
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string list;
+  for (const std::string& i : items) list += (list.empty() ? "" : ", ") + i;
+  return list;
+}
+
+Status CheckNoMounts(const std::string& device, const std::string& mountinfo_path) {
   auto table = ReadMountTable(mountinfo_path);
   if (!table.ok()) return table.status();
-  std::vector<std::string> mounts = MountsOfDevice(*table, device);
-  if (!mounts.empty()) {
-    std::string list;
-    for (const std::string& m : mounts) list += (list.empty() ? "" : ", ") + m;
-    return Status::FailedPrecondition(device + " is still mounted at " + list + "; unmount it before unstaging");
-  }
+  std::string mounts = Joined(MountsOfDevice(*table, device));
+  if (mounts.empty()) return Status::Ok();
+  return Status::FailedPrecondition(device + " is still mounted at " + mounts + "; unmount it before unstaging");
+}
+
+Status CheckNoHolders(const std::string& device, const std::string& sysfs_root) {
   // Only an nbd device has holders to list (the record of a stage cut short
   // before the map may name none).
   auto index = NbdDeviceIndex(device);
   if (!index.ok()) return Status::Ok();
   auto holders = ReadNbdHolders(*index, sysfs_root);
   if (!holders.ok()) return holders.status();
-  std::string list;
-  for (const std::string& h : *holders) list += (list.empty() ? "" : ", ") + h;
-  if (!list.empty()) {
-    return Status::FailedPrecondition(device + " is held by " + list + " (device-mapper or md); release it first");
-  }
-  return Status::Ok();
+  std::string list = Joined(*holders);
+  if (list.empty()) return Status::Ok();
+  return Status::FailedPrecondition(device + " is held by " + list + " (device-mapper or md); release it first");
+}
+
+Status CheckNoOpeners(const std::string& device, const std::string& proc_root) {
+  auto openers = DeviceOpeners(device, proc_root);
+  // No device node (a record whose map never happened): nobody has it open.
+  if (!openers.ok() && openers.status().code() == Code::kNotFound) return Status::Ok();
+  if (!openers.ok()) return openers.status().WithContext("who has " + device + " open");
+  std::string list = Joined(*openers);
+  if (list.empty()) return Status::Ok();
+  return Status::FailedPrecondition(device + " is open by " + list + "; close it before unstaging");
+}
+
+}  // namespace
+
+Status CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path, const std::string& sysfs_root,
+                         const std::string& proc_root) {
+  if (Status s = CheckNoMounts(device, mountinfo_path); !s.ok()) return s;
+  if (Status s = CheckNoHolders(device, sysfs_root); !s.ok()) return s;
+  return CheckNoOpeners(device, proc_root);
 }
 
 }  // namespace nbdk

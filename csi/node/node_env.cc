@@ -61,10 +61,13 @@ void SystemNodeEnv::Unmount(const std::string& target, StatusCallback done) {
 }
 
 void SystemNodeEnv::CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
-                                      const std::string& sysfs_root, StatusCallback done) {
+                                      const std::string& sysfs_root, const std::string& proc_root,
+                                      StatusCallback done) {
   RunBlockingStatus(
       loop_,
-      [device, mountinfo_path, sysfs_root] { return nbdk::CheckDeviceUnused(device, mountinfo_path, sysfs_root); },
+      [device, mountinfo_path, sysfs_root, proc_root] {
+        return nbdk::CheckDeviceUnused(device, mountinfo_path, sysfs_root, proc_root);
+      },
       std::move(done));
 }
 

@@ -59,9 +59,11 @@ class NodeEnv {
                          std::vector<std::string> options, StatusCallback done) = 0;
   virtual void Unmount(const std::string& target, StatusCallback done) = 0;
 
-  // FailedPrecondition naming the mounts or holders of `device`.
+  // FailedPrecondition naming the mounts, holders or openers of `device`
+  // (csi/node/device_users.h).
   virtual void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
-                                 const std::string& sysfs_root, StatusCallback done) = 0;
+                                 const std::string& sysfs_root, const std::string& proc_root,
+                                 StatusCallback done) = 0;
   // A volume's LUKS container (encryption/luks_volume.h). The passphrase
   // is shared, not copied, and outlives the call.
   virtual void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
@@ -96,7 +98,7 @@ class SystemNodeEnv : public NodeEnv {
                  std::vector<std::string> options, StatusCallback done) override;
   void Unmount(const std::string& target, StatusCallback done) override;
   void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path, const std::string& sysfs_root,
-                         StatusCallback done) override;
+                         const std::string& proc_root, StatusCallback done) override;
   void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
                   StatusCallback done) override;
   void OpenLuks(const std::string& device, const std::string& mapper, std::shared_ptr<const SecretBytes> passphrase,

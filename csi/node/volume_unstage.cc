@@ -85,7 +85,8 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   void Unmap() {
     auto self = shared_from_this();
     node_.host.CheckDeviceUnused(
-        record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, [self](Status s) {
+        record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, node_.options.proc_root,
+        [self](Status s) {
           if (!s.ok()) return self->done_(s);
           self->node_.supervisor.Unmap(self->record_.volume_id, [self](Status s) {
             if (!s.ok()) return self->done_(s.WithContext("unmap " + self->record_.nbd_device));

@@ -85,7 +85,7 @@ class FaultNodeEnv : public NodeEnv {
     Later(done, Status::Ok());
   }
   void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path, const std::string& sysfs_root,
-                         StatusCallback done) override {
+                         const std::string& proc_root, StatusCallback done) override {
     if (Failed("CheckDeviceUnused", done)) return;
     Later(done, Status::Ok());
   }

@@ -1,15 +1,21 @@
 // Bad input on the real kernel and Ceph (runs in the test VM, sharing the
 // Node VM tests' daemon): a device holding only a partition table is never
-// formatted, one image is never mapped twice, and an unstage at the wrong
-// path leaves the mounted volume alone.
+// formatted, a device that cannot be read is never blank, one image is never
+// mapped twice, an unstage at the wrong path leaves the mounted volume alone,
+// and a device a process has open is not unmapped under it.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "ceph/rados_cluster.h"
+#include "csi/node/filesystem.h"
 #include "journal/volume_id.h"
+#include "test/common/vm_command.h"
 #include "test/csi/node_vm_fixture.h"
 
 namespace nbdk::vmtest {
@@ -47,6 +53,40 @@ void ExpectPartitionTableAndMarker(const std::string& device) {
   EXPECT_EQ(mbr[511], 0xaa);
   EXPECT_EQ(mbr[450], 0x83) << "partition entry";
   EXPECT_STREQ(marker, kMarker);
+}
+
+// `blkid -p` exits 2 both for "nothing found" and for "could not read", and
+// a stage that took the second for the first formatted over data it could
+// not see. device-mapper's error target fails every read: of the whole
+// device, and past a readable head (where blkid's superblock probes look).
+TEST(UnreadableDeviceVmTest, IsAnErrorNeverBlank) {
+  struct Case {
+    std::string name, table;
+  };
+  const std::string table_file = ::testing::TempDir() + "/dm-table";
+  for (const Case& c : {Case{"nbdk-probe-error", "0 8192 error\n"},
+                        Case{"nbdk-probe-tail-error", "0 4096 zero\n4096 4096 error\n"}}) {
+    std::ofstream(table_file) << c.table;
+    auto made = RunCommand({"dmsetup", "create", c.name}, true, table_file);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    ASSERT_EQ(made->exit.code, 0) << made->stdout_text;
+    // Without udev (the test VM), dmsetup leaves the node to be made.
+    auto nodes = RunCommand({"dmsetup", "mknodes", c.name}, true);
+    ASSERT_TRUE(nodes.ok() && nodes->exit.code == 0) << (nodes.ok() ? nodes->stdout_text : nodes.status().ToString());
+    const std::string device = "/dev/mapper/" + c.name;
+    struct stat st {};
+    ASSERT_EQ(::stat(device.c_str(), &st), 0) << device << ": " << std::strerror(errno);
+    ASSERT_TRUE(S_ISBLK(st.st_mode)) << device;
+    auto blkid = RunCommand({"blkid", "-p", device}, true);
+    if (blkid.ok()) std::printf("blkid -p %s: exit %d (2 reads as \"nothing found\")\n", device.c_str(), blkid->exit.code);
+    auto probed = ProbeDeviceSignature(device);
+    ASSERT_FALSE(probed.ok()) << device << " probed as " << probed->Describe();
+    std::printf("%s\n", probed.status().ToString().c_str());
+    EXPECT_EQ(probed.status().code(), nbdk::Code::kIoError) << probed.status().ToString();
+    EXPECT_NE(probed.status().message().find("cannot read " + device), std::string::npos) << probed.status().ToString();
+    auto removed = RunCommand({"dmsetup", "remove", c.name}, true);
+    EXPECT_TRUE(removed.ok() && removed->exit.code == 0) << c.name;
+  }
 }
 
 TEST_F(NodeVmTest, AnImageHoldingOnlyAPartitionTableIsNeverFormatted) {
@@ -118,6 +158,32 @@ TEST_F(NodeVmTest, UnstageAtAnotherPathLeavesTheMountedVolumeAlone) {
   EXPECT_TRUE(IsMounted(StagingPath(image) + "/" + image)) << "still mounted";
   EXPECT_EQ(RbdNbdProcessesFor(image), 1) << "still mapped";
   EXPECT_EQ(StatusField(image, "state"), "Connected");
+  ASSERT_GRPC_OK(Unstage(image));
+  EXPECT_EQ(RbdNbdProcessesFor(image), 0);
+}
+
+// rbd-nbd unmap fails the IO in flight of whoever has the device open (a
+// VM's qemu, dd on a block volume): the unstage names the opener instead, and
+// goes on once it has closed the device.
+TEST_F(NodeVmTest, UnstageOfADeviceAProcessHasOpenNamesItAndKeepsTheDevice) {
+  const std::string image = "vol-opener";
+  CreateImage(image);
+  std::string target = TargetPath(image, 1);
+  ASSERT_GRPC_OK(Stage(StageReq(image, BlockCap())));
+  ASSERT_GRPC_OK(Publish(image, target, BlockCap()));
+  ASSERT_GRPC_OK(Unpublish(image, target));
+  const std::string device = StatusField(image, "device");
+  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << device << ": " << std::strerror(errno);
+
+  grpc::Status refused = Unstage(image);
+  EXPECT_EQ(refused.error_code(), Code::FAILED_PRECONDITION) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("is open by pid " + std::to_string(::getpid())), std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(RbdNbdProcessesFor(image), 1) << "still mapped";
+  char byte = 0;
+  EXPECT_EQ(::pread(fd, &byte, 1, 0), 1) << "the opener still reads: " << std::strerror(errno);
+  ::close(fd);
   ASSERT_GRPC_OK(Unstage(image));
   EXPECT_EQ(RbdNbdProcessesFor(image), 0);
 }
