@@ -46,6 +46,32 @@ std::string FormatLabels(const Labels& labels) {
   return out;
 }
 
+void HistogramSeries::Observe(double value) {
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (value <= bounds[i]) {
+      ++buckets[i];
+      break;
+    }
+  }
+  ++count;
+  sum += value;
+}
+
+void MetricsWriter::Histogram(const std::string& name, const Labels& labels, const HistogramSeries& series) {
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < series.bounds.size(); ++i) {
+    cumulative += series.buckets[i];
+    Labels l = labels;
+    l.emplace_back("le", FormatValue(series.bounds[i]));
+    Sample(name + "_bucket", l, static_cast<double>(cumulative));
+  }
+  Labels inf = labels;
+  inf.emplace_back("le", "+Inf");
+  Sample(name + "_bucket", inf, static_cast<double>(series.count));
+  Sample(name + "_sum", labels, series.sum);
+  Sample(name + "_count", labels, static_cast<double>(series.count));
+}
+
 void MetricsWriter::Family(const std::string& name, const std::string& help, const char* type) {
   out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
@@ -77,16 +103,7 @@ void Metrics::Observe(const std::string& name, const Labels& labels, double valu
   assert(it != families_.end() && it->second.histogram);
   if (it == families_.end()) return;
   Family& f = it->second;
-  HistogramSeries& s = f.histograms[labels];
-  if (s.buckets.empty()) s.buckets.assign(f.bounds.size(), 0);
-  for (size_t i = 0; i < f.bounds.size(); ++i) {
-    if (value <= f.bounds[i]) {
-      ++s.buckets[i];
-      break;
-    }
-  }
-  ++s.count;
-  s.sum += value;
+  f.histograms.try_emplace(labels, f.bounds).first->second.Observe(value);
 }
 
 uint64_t Metrics::CounterValue(const std::string& name, const Labels& labels) const {
@@ -105,20 +122,7 @@ std::string Metrics::Render() const {
   for (const auto& [name, f] : families_) {
     w.Family(name, f.help, f.histogram ? "histogram" : "counter");
     for (const auto& [labels, v] : f.counters) w.Sample(name, labels, static_cast<double>(v));
-    for (const auto& [labels, s] : f.histograms) {
-      uint64_t cumulative = 0;
-      for (size_t i = 0; i < f.bounds.size(); ++i) {
-        cumulative += s.buckets[i];
-        Labels l = labels;
-        l.emplace_back("le", FormatValue(f.bounds[i]));
-        w.Sample(name + "_bucket", l, static_cast<double>(cumulative));
-      }
-      Labels inf = labels;
-      inf.emplace_back("le", "+Inf");
-      w.Sample(name + "_bucket", inf, static_cast<double>(s.count));
-      w.Sample(name + "_sum", labels, s.sum);
-      w.Sample(name + "_count", labels, static_cast<double>(s.count));
-    }
+    for (const auto& [labels, s] : f.histograms) w.Histogram(name, labels, s);
   }
   for (const auto& c : collectors_) c(w);
   return w.Take();

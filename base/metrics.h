@@ -18,11 +18,27 @@ namespace nbdk {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
+// One histogram series: a count per upper bound (not cumulative), the
+// total and the sum. A value type, so that a component can keep its own
+// and a collector render it.
+struct HistogramSeries {
+  explicit HistogramSeries(std::vector<double> upper_bounds = {})
+      : bounds(std::move(upper_bounds)), buckets(bounds.size(), 0) {}
+  void Observe(double value);
+
+  std::vector<double> bounds;  // ascending; +Inf is implied
+  std::vector<uint64_t> buckets;
+  uint64_t count = 0;
+  double sum = 0;
+};
+
 // Appends one family's exposition lines; used by collectors.
 class MetricsWriter {
  public:
   void Family(const std::string& name, const std::string& help, const char* type);
   void Sample(const std::string& name, const Labels& labels, double value);
+  // <name>_bucket{...,le=...} (cumulative, then +Inf), <name>_sum, <name>_count.
+  void Histogram(const std::string& name, const Labels& labels, const HistogramSeries& series);
   std::string Take() { return std::move(out_); }
 
  private:
@@ -42,11 +58,6 @@ class Metrics {
   std::string Render() const;
 
  private:
-  struct HistogramSeries {
-    std::vector<uint64_t> buckets;  // cumulative at render time
-    uint64_t count = 0;
-    double sum = 0;
-  };
   struct Family {
     std::string help;
     bool histogram = false;

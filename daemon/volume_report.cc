@@ -155,6 +155,22 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
       w.Family(k.name, k.help, "counter");
       w.Sample(k.name, {}, static_cast<double>(k.value));
     }
+    w.Family("nbdkeeper_reattach_seconds",
+             "Seconds from an rbd-nbd's death to its re-attach on the same device: how long the device held its IO.",
+             "histogram");
+    w.Histogram("nbdkeeper_reattach_seconds", {}, sup->reattach_seconds());
+    // Every state of every volume, 1 for its current one: an alert on a
+    // state needs no absent() for the volumes that are not in it.
+    w.Family("nbdkeeper_volume_state", "1 for each volume's current mapping state, 0 for its other states.", "gauge");
+    for (const MappingSnapshot& s : sup->Snapshots()) {
+      std::string image = s.snap.empty() ? s.image : s.image + "@" + s.snap;
+      for (int i = 0; i < kMappingStateCount; ++i) {
+        auto state = static_cast<MappingState>(i);
+        w.Sample("nbdkeeper_volume_state",
+                 {{"volume", s.volume_id}, {"image", image}, {"state", std::string(MappingStateName(state))}},
+                 s.state == state ? 1 : 0);
+      }
+    }
     w.Family("nbdkeeper_mapping_transitions_total", "Mapping state transitions.", "counter");
     for (const TransitionCount& t : sup->transitions().NonZero()) {
       w.Sample("nbdkeeper_mapping_transitions_total",

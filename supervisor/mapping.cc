@@ -146,6 +146,10 @@ void Mapping::OnDeviceLine(const std::string& device) {
     attach_slot_.reset();
     ++restarts_;
     ++env_.stats.counters.reattach_successes;
+    // The kernel's window started at the death: kernel_gives_up_ms_ less it.
+    uint64_t window_ms = uint64_t{env_.config.reattach_timeout_s} * 1000;
+    env_.stats.reattach_seconds.Observe(static_cast<double>(env_.loop.NowMs() + window_ms - kernel_gives_up_ms_) /
+                                        1000);
     Transition(MappingState::kConnected, "re-attached after " + std::to_string(attempts_) + " attempt(s)");
     attempts_ = 0;
     std::weak_ptr<bool> weak = alive_;

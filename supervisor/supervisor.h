@@ -136,6 +136,7 @@ class Supervisor {
   std::optional<MappingSnapshot> Snapshot(const std::string& volume_id) const;
   const SupervisorCounters& counters() const { return stats_.counters; }
   const TransitionCounter& transitions() const { return stats_.transitions; }
+  const HistogramSeries& reattach_seconds() const { return stats_.reattach_seconds; }
   // Current number of mappings in each state (a gauge), indexed by
   // static_cast<int>(MappingState).
   std::array<size_t, kMappingStateCount> CountByState() const;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/metrics.h"
 #include "supervisor/mapping_state.h"
 
 namespace nbdk {
@@ -61,6 +62,10 @@ class TransitionCounter {
 struct SupervisorStats {
   SupervisorCounters counters;
   TransitionCounter transitions;
+  // Seconds from an rbd-nbd's death to its re-attach on the same device:
+  // how long the kernel held the device's IO (re-attaches measured here:
+  // 2-18 s; the kernel's window is reattach_timeout_s, 300 by default).
+  HistogramSeries reattach_seconds{{1, 2, 5, 10, 20, 30, 60, 120, 300}};
 };
 
 }  // namespace nbdk

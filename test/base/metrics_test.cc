@@ -31,6 +31,21 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
             "lat_seconds_count 3\n");
 }
 
+// A component's own series (the supervisor's re-attach times) renders as
+// a declared histogram does.
+TEST(MetricsTest, AHistogramSeriesKeptElsewhereRendersLikeADeclaredOne) {
+  HistogramSeries series({0.1, 1});
+  for (double v : {0.05, 0.5, 5.0}) series.Observe(v);
+  MetricsWriter w;
+  w.Histogram("lat_seconds", {{"k", "v"}}, series);
+  EXPECT_EQ(w.Take(),
+            "lat_seconds_bucket{k=\"v\",le=\"0.1\"} 1\n"
+            "lat_seconds_bucket{k=\"v\",le=\"1\"} 2\n"
+            "lat_seconds_bucket{k=\"v\",le=\"+Inf\"} 3\n"
+            "lat_seconds_sum{k=\"v\"} 5.55\n"
+            "lat_seconds_count{k=\"v\"} 3\n");
+}
+
 TEST(MetricsTest, LabelValuesAreEscaped) {
   EXPECT_EQ(FormatLabels({{"a", "q\"b\\s\nn"}}), "{a=\"q\\\"b\\\\s\\nn\"}");
   EXPECT_EQ(FormatLabels({}), "");

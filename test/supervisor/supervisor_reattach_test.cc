@@ -40,6 +40,9 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
   EXPECT_EQ(t.Count(MappingState::kReattaching, MappingState::kConnected), 1u);
   EXPECT_EQ(sup().counters().deaths, 1u);
   EXPECT_EQ(sup().counters().reattach_successes, 1u);
+  ASSERT_EQ(sup().reattach_seconds().count, 1u) << "the outage is in the re-attach histogram";
+  EXPECT_GT(sup().reattach_seconds().sum, 0);
+  EXPECT_LT(sup().reattach_seconds().sum, 30) << "within the kernel's window";
 
   // The re-attached server dies too: another outage, another attach.
   ASSERT_EQ(kill(s.pid, SIGKILL), 0);

@@ -107,6 +107,15 @@ TEST_F(HealDaemonTest, StaleBootAndExpiredVolumesAreReportedAndTheStaleOneUnstag
   EXPECT_NE(status.find(R"("state":"StaleBoot")"), std::string::npos) << status;
   EXPECT_NE(status.find(R"("device":"","previous_device":"/dev/nbd900")"), std::string::npos) << status;
   EXPECT_EQ(status.find("Unmapped"), std::string::npos) << status;
+  // Per volume, every state: 1 for its current one.
+  std::string metrics = test::HttpGet(daemon.health_port(), "/metrics").body;
+  EXPECT_NE(metrics.find(R"(nbdkeeper_volume_state{volume="vol-gone",image="rbd/vol-gone",state="Expired"} 1)"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find(R"(nbdkeeper_volume_state{volume="vol-gone",image="rbd/vol-gone",state="Connected"} 0)"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("nbdkeeper_reattach_seconds_count 0"), std::string::npos) << metrics;
 
   csi::v1::NodeUnstageVolumeRequest req;
   req.set_volume_id("vol-stale");
