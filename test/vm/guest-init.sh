@@ -160,7 +160,7 @@ join_cluster() {
     nap 0.1
   done
   dev=${dev##*/}
-  ip addr add "$(arg addr)/24" dev "$dev" && ip link set "$dev" up ||
+  [[ $dev != lo ]] && ip addr add "$(arg addr)/24" dev "$dev" && ip link set "$dev" up ||
     { echo "no network device for the cluster's link" >"$SHARE/failed"; return 1; }
   mkdir -p /etc/ceph /run/ceph /run/nbdk-test /run/nbdk-ceph/log
   cp -p "$dir"/etc-ceph/* /etc/ceph/ && cp "$dir/env" /run/nbdk-test/env ||
