@@ -1,6 +1,7 @@
 #include "daemon/config.h"
 #include "daemon/config_settings.h"
 
+#include <arpa/inet.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <unistd.h>
@@ -82,6 +83,12 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   if (!port.ok()) return port.status().WithContext("port");
   HostPort hp;
   hp.host = host.empty() ? "0.0.0.0" : std::string(host);
+  // The health server binds a numeric address (no resolver on the loop):
+  // one that is not is refused here, before the daemon creates anything.
+  in6_addr parsed;
+  if (inet_pton(AF_INET, hp.host.c_str(), &parsed) != 1 && inet_pton(AF_INET6, hp.host.c_str(), &parsed) != 1) {
+    return Status::InvalidArgument("'" + hp.host + "' is not a numeric IPv4 or IPv6 address");
+  }
   hp.port = static_cast<uint16_t>(*port);
   return hp;
 }
@@ -136,14 +143,19 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
     if (eq != std::string::npos) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
-    } else {
-      if (i + 1 >= args.size()) return Status::InvalidArgument(name + ": missing value");
+    }
+    if (name != "--config" && FindFlag(name) == nullptr) {
+      return Status::InvalidArgument("unknown flag '" + name + "' (see --help)");
+    }
+    if (eq == std::string::npos) {
+      // Every flag takes a value; a flag where one should be means it was left out.
+      if (i + 1 >= args.size() || args[i + 1].starts_with("--")) {
+        return Status::InvalidArgument(name + ": missing value");
+      }
       value = args[++i];
     }
     if (name == "--config") {
       config_file = value;
-    } else if (FindFlag(name) == nullptr) {
-      return Status::InvalidArgument("unknown flag '" + name + "' (see --help)");
     } else {
       flags.emplace_back(name, value);
     }

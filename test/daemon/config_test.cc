@@ -168,6 +168,10 @@ TEST(ConfigTest, HelpAndVersion) {
 TEST(ConfigTest, EachBadFlagNamesItself) {
   ExpectError(Parse({"--bogus", "1"}).status(), {"unknown flag '--bogus'"});
   ExpectError(Parse({"--node-id"}).status(), {"--node-id", "missing value"});
+  // Last on the line, an unknown flag is named as unknown, not as missing its value.
+  ExpectError(Parse({"--node-id", "n1", "--bogus"}).status(), {"unknown flag '--bogus'"});
+  // A flag given without its value does not take the next flag as its value.
+  ExpectError(Parse({"--node-id", "--log-level=debug"}).status(), {"--node-id", "missing value"});
   ExpectError(Parse({"positional"}).status(), {"unexpected argument 'positional'"});
   ExpectError(Parse({"--csi-endpoint", "tcp://1.2.3.4:5"}).status(), {"--csi-endpoint", "only unix://"});
   ExpectError(Parse({"--csi-endpoint", "relative.sock"}).status(), {"--csi-endpoint", "absolute"});
@@ -176,6 +180,8 @@ TEST(ConfigTest, EachBadFlagNamesItself) {
   ExpectError(Parse({"--socket-mode", "01777"}).status(), {"--socket-mode"});
   ExpectError(Parse({"--health-listen", "nocolon"}).status(), {"--health-listen", "host:port"});
   ExpectError(Parse({"--health-listen", "1.2.3.4:70000"}).status(), {"--health-listen", "port"});
+  ExpectError(Parse({"--health-listen", "999.1.1.1:80"}).status(), {"--health-listen", "'999.1.1.1'", "numeric"});
+  ExpectError(Parse({"--health-listen", "localhost:80"}).status(), {"--health-listen", "'localhost'"});
   ExpectError(Parse({"--log-level", "loud"}).status(), {"--log-level", "'loud'"});
   ExpectError(Parse({"--state-dir", "rel/dir"}).status(), {"--state-dir", "absolute"});
   ExpectError(Parse({"--driver-name", "-bad"}).status(), {"--driver-name", "begin and end"});
