@@ -5,7 +5,11 @@
 namespace nbdk {
 
 IdentityService::IdentityService(RpcEnv env, std::string driver_name, std::function<bool()> ready)
-    : env_(env), driver_name_(std::move(driver_name)), ready_(std::move(ready)) {}
+    : SelfParsingService(env, "csi.v1.Identity"), env_(env), driver_name_(std::move(driver_name)), ready_(std::move(ready)) {
+  ParseItself("GetPluginInfo", &IdentityService::GetPluginInfo);
+  ParseItself("GetPluginCapabilities", &IdentityService::GetPluginCapabilities);
+  ParseItself("Probe", &IdentityService::Probe);
+}
 
 grpc::ServerUnaryReactor* IdentityService::GetPluginInfo(grpc::CallbackServerContext* context,
                                                          const csi::v1::GetPluginInfoRequest*,

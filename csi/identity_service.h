@@ -11,7 +11,7 @@
 
 namespace nbdk {
 
-class IdentityService final : public csi::v1::Identity::CallbackService {
+class IdentityService final : public SelfParsingService<csi::v1::Identity::CallbackService> {
  public:
   IdentityService(RpcEnv env, std::string driver_name, std::function<bool()> ready);
 

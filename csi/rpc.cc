@@ -1,6 +1,7 @@
 #include "csi/rpc.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <string_view>
 
 #include "csi/grpc_status.h"
@@ -58,6 +59,16 @@ void DeclareRpcMetrics(Metrics& metrics) {
   metrics.DeclareCounter(kRpcsTotal, "CSI RPCs finished, by method and gRPC code.");
   metrics.DeclareHistogram(kRpcSeconds, "CSI RPC latency from arrival to finish, by method.",
                            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
+}
+
+int GrpcMethodIndex(const char* service, const char* method) {
+  const auto* s = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+  const auto* m = s ? s->FindMethodByName(method) : nullptr;
+  if (m == nullptr) {
+    NBDK_LOG_ERROR("grpc_method_unknown", {{"service", service}, {"method", method}});
+    std::abort();
+  }
+  return m->index();
 }
 
 grpc::ServerUnaryReactor* Dispatch(RpcEnv& env, grpc::CallbackServerContext* context, const char* method,

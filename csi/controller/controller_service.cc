@@ -9,7 +9,16 @@
 namespace nbdk {
 
 ControllerService::ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options)
-    : env_(env), rados_(rados), options_(std::move(options)) {}
+    : SelfParsingService(env, "csi.v1.Controller"), env_(env), rados_(rados), options_(std::move(options)) {
+  ParseItself("CreateVolume", &ControllerService::CreateVolume);
+  ParseItself("DeleteVolume", &ControllerService::DeleteVolume);
+  ParseItself("ControllerExpandVolume", &ControllerService::ControllerExpandVolume);
+  ParseItself("ValidateVolumeCapabilities", &ControllerService::ValidateVolumeCapabilities);
+  ParseItself("CreateSnapshot", &ControllerService::CreateSnapshot);
+  ParseItself("DeleteSnapshot", &ControllerService::DeleteSnapshot);
+  ParseItself("ListSnapshots", &ControllerService::ListSnapshots);
+  ParseItself("ControllerGetCapabilities", &ControllerService::ControllerGetCapabilities);
+}
 
 KmsResolver ControllerService::ResolveKmsOnThisNode() const {
   return [path = options_.kms_config_path](std::string_view kms_id) { return ResolveKms(kms_id, path); };

@@ -42,7 +42,7 @@ struct ControllerOptions {
   std::string kms_config_path = std::string(kKmsConfigPath);
 };
 
-class ControllerService final : public csi::v1::Controller::CallbackService {
+class ControllerService final : public SelfParsingService<csi::v1::Controller::CallbackService> {
  public:
   ControllerService(RpcEnv env, RadosClients& rados, ControllerOptions options);
 

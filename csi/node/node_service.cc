@@ -31,7 +31,16 @@ auto VolumeLock(NodeContext& node) {
 
 }  // namespace
 
-NodeService::NodeService(RpcEnv env, NodeContext& node) : env_(env), node_(node) {}
+NodeService::NodeService(RpcEnv env, NodeContext& node) : SelfParsingService(env, "csi.v1.Node"), env_(env), node_(node) {
+  ParseItself("NodeStageVolume", &NodeService::NodeStageVolume);
+  ParseItself("NodeUnstageVolume", &NodeService::NodeUnstageVolume);
+  ParseItself("NodePublishVolume", &NodeService::NodePublishVolume);
+  ParseItself("NodeUnpublishVolume", &NodeService::NodeUnpublishVolume);
+  ParseItself("NodeGetVolumeStats", &NodeService::NodeGetVolumeStats);
+  ParseItself("NodeExpandVolume", &NodeService::NodeExpandVolume);
+  ParseItself("NodeGetCapabilities", &NodeService::NodeGetCapabilities);
+  ParseItself("NodeGetInfo", &NodeService::NodeGetInfo);
+}
 
 grpc::ServerUnaryReactor* NodeService::NodeStageVolume(grpc::CallbackServerContext* c,
                                                        const csi::v1::NodeStageVolumeRequest* r,

@@ -10,7 +10,7 @@
 
 namespace nbdk {
 
-class NodeService final : public csi::v1::Node::CallbackService {
+class NodeService final : public SelfParsingService<csi::v1::Node::CallbackService> {
  public:
   NodeService(RpcEnv env, NodeContext& node);
 

@@ -1,8 +1,11 @@
 // Hostile and malformed CSI requests against the real nbdkeeperd over its
-// socket, on the host (no nbd, no Ceph). Each case checks the answer's code
+// socket, on the host (no nbd, no Ceph), and bytes that are no request at
+// all. Each case checks the answer's code
 // (and what it names); afterwards every planted file, directory, symlink
 // target and mount is as it was, no key file was written, and the daemon
 // still answers.
+#include <google/protobuf/descriptor.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
@@ -314,12 +318,30 @@ std::vector<Case> HostileRequestsTest::Cases() {
   };
 }
 
-TEST_F(HostileRequestsTest, EachIsAnsweredWithItsCodeAndNothingIsTouched) {
-  test::DaemonProcess daemon(NBDKEEPERD_PATH, dir_);
-  ASSERT_TRUE(daemon.Start({"--key-dir=" + dir_ + "/keys", "--ceph-csi-config=" + dir_ + "/ceph-csi.json"}))
+// The daemon of these tests, started and ready.
+void StartReady(test::DaemonProcess& daemon, const std::string& dir) {
+  ASSERT_TRUE(daemon.Start({"--key-dir=" + dir + "/keys", "--ceph-csi-config=" + dir + "/ceph-csi.json"}))
       << daemon.Log();
   for (int i = 0; i < 500 && test::HttpGet(daemon.health_port(), "/readyz").status != 200; ++i) usleep(10000);
   ASSERT_EQ(test::HttpGet(daemon.health_port(), "/readyz").status, 200) << daemon.Log();
+}
+
+// One unary call of `method` ("/csi.v1.Node/NodeStageVolume") with `bytes`
+// as its request, whatever they are.
+grpc::Status RawCall(grpc::GenericStub& stub, const std::string& method, const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1), response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  std::promise<grpc::Status> answer;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&answer](grpc::Status s) { answer.set_value(std::move(s)); });
+  return answer.get_future().get();
+}
+
+TEST_F(HostileRequestsTest, EachIsAnsweredWithItsCodeAndNothingIsTouched) {
+  test::DaemonProcess daemon(NBDKEEPERD_PATH, dir_);
+  ASSERT_NO_FATAL_FAILURE(StartReady(daemon, dir_));
   auto channel = grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials());
   node_ = csi::v1::Node::NewStub(channel);
   controller_ = csi::v1::Controller::NewStub(channel);
@@ -350,6 +372,36 @@ TEST_F(HostileRequestsTest, EachIsAnsweredWithItsCodeAndNothingIsTouched) {
     EXPECT_NE(inner.st_dev, outer.st_dev) << "the planted mount was unmounted";
   }
   EXPECT_FALSE(fs::exists(dir_ + "/keys") && !fs::is_empty(dir_ + "/keys")) << "a key file stayed behind";
+  EXPECT_EQ(test::HttpGet(daemon.health_port(), "/healthz").status, 200) << "the daemon died";
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0) << daemon.Log();
+}
+
+// gRPC's generated handlers answer a request that does not parse with
+// UNIMPLEMENTED, which tells a CO the RPC does not exist. Every method the
+// daemon implements (an empty request, which parses, is not UNIMPLEMENTED)
+// answers bytes that are no message (a field whose length runs past the
+// end) with INVALID_ARGUMENT naming the message type.
+TEST_F(HostileRequestsTest, ARequestThatDoesNotParseIsInvalidArgumentInEveryMethod) {
+  test::DaemonProcess daemon(NBDKEEPERD_PATH, dir_);
+  ASSERT_NO_FATAL_FAILURE(StartReady(daemon, dir_));
+  grpc::GenericStub stub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
+  const std::string truncated("\x0a\xff\x01", 3);
+  int implemented = 0;
+  for (const char* name : {"csi.v1.Identity", "csi.v1.Node", "csi.v1.Controller"}) {
+    const auto* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int i = 0; i < service->method_count(); ++i) {
+      const auto* m = service->method(i);
+      std::string path = "/" + service->full_name() + "/" + m->name();
+      if (RawCall(stub, path, "").error_code() == StatusCode::UNIMPLEMENTED) continue;
+      ++implemented;
+      grpc::Status s = RawCall(stub, path, truncated);
+      EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT) << path << ": " << s.error_message();
+      EXPECT_NE(s.error_message().find(m->input_type()->full_name()), std::string::npos)
+          << path << ": '" << s.error_message() << "' should name " << m->input_type()->full_name();
+    }
+  }
+  EXPECT_EQ(implemented, 19) << "Identity 3, Node 8, Controller 8";
   EXPECT_EQ(test::HttpGet(daemon.health_port(), "/healthz").status, 200) << "the daemon died";
   EXPECT_EQ(daemon.Stop(SIGTERM), 0) << daemon.Log();
 }
