@@ -7,7 +7,11 @@
 // Blocking: call from EventLoop::RunBlocking.
 #pragma once
 
+#include <ctime>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -24,5 +28,19 @@ Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volu
 
 // Removes the file; a missing file is success.
 Status RemoveKeyFile(const std::string& path);
+
+// The key directory as the keys need it, created (0700) when missing: a
+// directory, not a symlink, owned by this process's user, with no access
+// for group or others. FailedPrecondition naming what is wrong otherwise;
+// nothing is changed then.
+Status CheckKeyDir(const std::string& dir);
+
+// What a crash left in `dir`: the key file of every volume that `keep`
+// does not name, and every Controller call's (a name starting with '.')
+// last changed before `before` (the daemon's start: a call since may be in
+// flight). Removes them and returns their names; other files are left.
+Result<std::vector<std::string>> RemoveStaleKeyFiles(const std::string& dir,
+                                                     const std::function<bool(std::string_view volume_id)>& keep,
+                                                     std::time_t before);
 
 }  // namespace nbdk

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <ctime>
+#include <set>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "csi/node/server_journal.h"
 #include "csi/controller/controller_service.h"
 #include "csi/csi_server.h"
+#include "csi/key_file.h"
 #include "csi/identity_service.h"
 #include "csi/node/node_service.h"
 #include "csi/rpc.h"
@@ -25,6 +28,7 @@
 #include "base/version.h"
 #include "daemon/volume_report.h"
 #include "journal/node_boot_id.h"
+#include "journal/node_record_file_name.h"
 #include "netlink/nbd_netlink.h"
 #include "supervisor/device_links.h"
 #include "supervisor/rbd_lock_breaker.h"
@@ -110,6 +114,9 @@ class Daemon {
   Status Start() {
     NBDK_LOG_INFO("starting", {{"version", kVersion}, {"node_id", config_.node_id},
                                {"csi_endpoint", config_.csi_endpoint}, {"state_dir", config_.state_dir}});
+    // A key directory others can read is refused before anything is made
+    // (a missing one is made by the first stage, under its runtime dir).
+    if (struct stat st {}; ::lstat(config_.key_dir.c_str(), &st) == 0) NBDK_RETURN_IF_ERROR(CheckKeyDir(config_.key_dir));
     if (::mkdir(config_.state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status::FromErrno(errno, "create state dir " + config_.state_dir);
     }
@@ -197,6 +204,7 @@ class Daemon {
     NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()},
                                      {"quarantined", loaded->quarantined.size()}});
     notifier_->SetStatus("healing " + std::to_string(loaded->records.size()) + " journaled volume(s)");
+    RemoveStaleKeys(*loaded);
     HealOptions heal;
     heal.evidence.rbd_nbd_path = config_.rbd_nbd_path;
     HealVolumes(*node_, heal, [this](const HealSummary&) {
@@ -207,6 +215,34 @@ class Daemon {
       notifier_->SetStatus("serving CSI on " + config_.csi_socket_path);
       NBDK_LOG_INFO("ready", {{"socket", config_.csi_socket_path}});
     });
+  }
+
+  // The keys a crash left: of volumes the journal does not hold (nor a
+  // quarantined record of theirs), and Controller calls' from before this
+  // start. No stage has written one yet: stages wait for the heal.
+  void RemoveStaleKeys(const LoadResult& loaded) {
+    std::set<std::string> keep;
+    for (const VolumeRecord& r : loaded.records) keep.insert(r.volume_id);
+    std::set<std::string> quarantined;
+    for (const QuarantinedFile& q : loaded.quarantined) quarantined.insert(q.file);
+    auto removed = std::make_shared<Result<std::vector<std::string>>>(std::vector<std::string>{});
+    loop_.RunBlocking(
+        [removed, dir = config_.key_dir, keep, quarantined, before = started_at_] {
+          *removed = RemoveStaleKeyFiles(
+              dir,
+              [&](std::string_view id) {
+                Result<std::string> file = RecordFileName(id);
+                return keep.count(std::string(id)) != 0 || (file.ok() && quarantined.count(*file) != 0);
+              },
+              before);
+        },
+        [removed] {
+          if (!removed->ok()) return NBDK_LOG_WARN("stale_key_files", {{"error", removed->status().ToString()}});
+          if ((*removed)->empty()) return;
+          std::string names;
+          for (const std::string& n : **removed) names += (names.empty() ? "" : ",") + n;
+          NBDK_LOG_INFO("stale_key_files_removed", {{"count", (*removed)->size()}, {"files", names}});
+        });
   }
 
   // gRPC's Shutdown waits for in-flight RPCs, which finish on this loop: it
@@ -285,6 +321,7 @@ class Daemon {
   std::thread stopper_;
   bool ready_ = false;
   bool stopping_ = false;
+  std::time_t started_at_ = std::time(nullptr);
 };
 
 }  // namespace

@@ -3,7 +3,12 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
+#include <new>
 #include <cstring>
 #include <utility>
 
@@ -17,9 +22,19 @@ SecretBytes SecretBytes::CopyOf(std::string_view bytes) {
   return secret;
 }
 
+void SecretBytes::Unmap::operator()(char* p) const { ::munmap(p, length); }
+
 SecretBytes SecretBytes::Zeroed(size_t size) {
   SecretBytes secret;
-  secret.bytes_ = std::make_unique<char[]>(size);  // value-initialised: zeros
+  // Pages of its own (anonymous: zeros), so that MADV_DONTDUMP covers the
+  // secret and nothing else: no core dump holds it, whatever the dump
+  // settings (the daemon also turns dumps off, daemon/main.cc).
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t length = (std::max<size_t>(size, 1) + page - 1) / page * page;
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  (void)::madvise(p, length, MADV_DONTDUMP);
+  secret.bytes_ = std::unique_ptr<char, Unmap>(static_cast<char*>(p), Unmap{length});
   secret.size_ = size;
   return secret;
 }

@@ -2,8 +2,9 @@
 // StorageClass's encryptionPassphrase, a derived key), and the volume
 // passphrase ceph-csi generates.
 //
-// A SecretBytes owns one heap buffer, wiped (OPENSSL_cleanse) when it is
-// destroyed or assigned over; a move hands the buffer over and leaves the
+// A SecretBytes owns pages of its own, left out of core dumps
+// (MADV_DONTDUMP) and wiped (OPENSSL_cleanse) when it is destroyed or
+// assigned over; a move hands the buffer over and leaves the
 // source empty, so no copy of the bytes is left behind (a std::string's
 // inline buffer would keep one). It cannot be copied, streamed or turned
 // into a string implicitly: the bytes are reached only through data() and
@@ -54,7 +55,11 @@ class SecretBytes {
  private:
   void Wipe();
 
-  std::unique_ptr<char[]> bytes_;
+  struct Unmap {
+    size_t length;
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, Unmap> bytes_;
   size_t size_ = 0;
 };
 

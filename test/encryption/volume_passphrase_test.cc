@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <concepts>
+#include <cstdint>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -58,6 +60,32 @@ TEST(SecretBytesTest, AMoveHandsTheBytesOverAndEmptiesTheSource) {
   c = std::move(b);
   EXPECT_EQ(c.Reveal(), "s3cret\n");
   EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move)
+}
+
+// The kernel's word for each mapping (smaps' VmFlags): "dd" is
+// MADV_DONTDUMP, left out of every core dump.
+std::string VmFlagsOf(const void* p) {
+  auto at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &from, &to) == 2 && line.find(':') > line.find(' ')) {
+      inside = from <= at && at < to;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(SecretBytesTest, NoCoreDumpHoldsASecret) {
+  SecretBytes passphrase = SecretBytes::CopyOf("correct horse battery staple");
+  std::string flags = VmFlagsOf(passphrase.data());
+  ASSERT_FALSE(flags.empty()) << "no mapping holds the secret";
+  EXPECT_NE(flags.find(" dd"), std::string::npos) << flags;
+  std::string plain(64, 'x');
+  EXPECT_EQ(VmFlagsOf(plain.data()).find(" dd"), std::string::npos) << "the heap is dumped: the check can fail";
 }
 
 TEST(SecretBytesTest, ZeroedHasItsSizeInZeros) {

@@ -83,11 +83,22 @@ TEST_F(HealDaemonTest, StaleBootAndExpiredVolumesAreReportedAndTheStaleOneUnstag
     ASSERT_TRUE(journal->Put(stale).ok());
     ASSERT_TRUE(journal->Put(gone).ok());
   }
+  // The keys a crash left: one of a journaled volume, which stays, and
+  // one of a volume the journal no longer holds, which goes.
+  std::string keys = dir_ + "/keys";
+  std::filesystem::create_directory(keys);
+  std::filesystem::permissions(keys, std::filesystem::perms::owner_all);
+  std::ofstream(keys + "/vol-stale.key") << "AQD-key==\n";
+  std::ofstream(keys + "/vol-unjournaled.key") << "AQD-key==\n";
   test::DaemonProcess daemon(NBDKEEPERD_PATH, dir_);
-  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  ASSERT_TRUE(daemon.Start({"--key-dir=" + keys})) << daemon.Log();
   for (int i = 0; i < 500 && test::HttpGet(daemon.health_port(), "/readyz").status != 200; ++i) usleep(10000);
   ASSERT_EQ(test::HttpGet(daemon.health_port(), "/readyz").status, 200) << daemon.Log();
+  for (int i = 0; i < 500 && std::filesystem::exists(keys + "/vol-unjournaled.key"); ++i) usleep(10000);
   std::string log = daemon.Log();
+  EXPECT_TRUE(std::filesystem::exists(keys + "/vol-stale.key"));
+  EXPECT_FALSE(std::filesystem::exists(keys + "/vol-unjournaled.key")) << log;
+  EXPECT_NE(log.find("event=stale_key_files_removed count=1 files=vol-unjournaled.key"), std::string::npos) << log;
   EXPECT_NE(log.find("event=heal_decision volume=vol-stale decision=StaleBoot"), std::string::npos) << log;
   EXPECT_NE(log.find("event=heal_decision volume=vol-gone decision=Expired"), std::string::npos) << log;
   EXPECT_LT(log.find("event=healed"), log.find("event=ready")) << "ready before healing finished";
