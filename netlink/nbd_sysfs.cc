@@ -55,6 +55,21 @@ Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_roo
   return cookie;
 }
 
+Status CheckNbdBackendCookie(const std::string& device, const std::string& cookie, const std::string& sysfs_root) {
+  Result<int> index = NbdDeviceIndex(device);
+  if (!index.ok()) return index.status();
+  Result<std::string> found = ReadNbdBackendCookie(*index, sysfs_root);
+  if (found.ok() && *found == cookie) return Status::Ok();
+  if (found.ok()) {
+    return Status::FailedPrecondition(device + " carries cookie " + *found + ", not " + cookie +
+                                      ": another volume's map has it now");
+  }
+  if (found.status().code() == Code::kNotFound) {
+    return Status::FailedPrecondition(device + " carries no cookie (disconnected), not " + cookie);
+  }
+  return found.status();
+}
+
 Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
   NBDK_RETURN_IF_ERROR(CheckIndex(index));
   const std::string path = NbdSysfsFile(index, sysfs_root, "pid");

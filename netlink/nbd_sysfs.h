@@ -41,6 +41,14 @@ std::string NbdSysfsFile(int index, const std::string& sysfs_root, std::string_v
 // InvalidArgument for a negative index.
 Result<std::string> ReadNbdBackendCookie(int index, const std::string& sysfs_root = kSysfsRoot);
 
+// The device is still the volume's: /dev/<device> ("/dev/nbd7") carries
+// `cookie`. FailedPrecondition naming what it carries instead (another
+// cookie: another volume's map took the index; none: disconnected); the
+// read's error when the backend file cannot be read. Every later use of a
+// mapped device (publish, expand, unmap, release) checks this first.
+Status CheckNbdBackendCookie(const std::string& device, const std::string& cookie,
+                             const std::string& sysfs_root = kSysfsRoot);
+
 // Whether /sys/block/nbd<index>/pid exists (the device is in use). Its
 // content is deliberately not read: see above. InvalidArgument for a
 // negative index; IoError when the existence cannot be determined.

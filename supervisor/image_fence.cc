@@ -64,16 +64,35 @@ Status CheckMayMap(const std::string& image_path, const ImageClients& seen, cons
   return RefuseForeign(image_path, watching, own);
 }
 
-ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients& seen, const OwnClients& own) {
+ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients& seen, const OwnClients& own,
+                               const WriterSightings& sightings, uint64_t now_ms, uint64_t persist_ms) {
   Status why = RefuseForeign(image_path, seen, own);
   if (why.ok()) return {};
   bool foreign_owner = seen.lock_owner && own.count(*seen.lock_owner) == 0;
-  if (foreign_owner || !seen.exclusive_lock) {
-    std::string because = foreign_owner ? "; it took the image's lock after this node's rbd-nbd died"
-                                        : "; the image has no exclusive lock, so a watcher may be writing";
-    return {ReattachVerdict::kFence, Status(why.code(), why.message() + because)};
+  if (!foreign_owner && seen.exclusive_lock) {
+    return {ReattachVerdict::kWait, Status(why.code(), why.message() + "; it has not written: waiting for it to leave"),
+            {}};
   }
-  return {ReattachVerdict::kWait, Status(why.code(), why.message() + "; it has not written: waiting for it to leave")};
+  // The writers: the foreign lock owner, or without the feature every
+  // foreign watcher. Each keeps its first sight while it stays.
+  WriterSightings writers;
+  for (const CephClient& c : foreign_owner ? std::vector<CephClient>{*seen.lock_owner} : ForeignClients(seen, own)) {
+    auto it = sightings.find(c);
+    writers[c] = it == sightings.end() ? now_ms : it->second;
+  }
+  uint64_t longest = 0;
+  for (const auto& [client, since] : writers) longest = std::max(longest, now_ms - since);
+  std::string because = foreign_owner ? "; it took the image's lock after this node's rbd-nbd died"
+                                      : "; the image has no exclusive lock, so a watcher may be writing";
+  if (longest >= persist_ms) {
+    return {ReattachVerdict::kFence,
+            Status(why.code(), why.message() + because + (persist_ms ? " and stayed " + std::to_string(longest) + " ms" : "")),
+            std::move(writers)};
+  }
+  return {ReattachVerdict::kWait,
+          Status(why.code(), why.message() + because + "; seen for " + std::to_string(longest) +
+                                 " ms: a brief holder leaves, so looking again before fencing"),
+          std::move(writers)};
 }
 
 std::optional<CephClient> OwnLockToBreak(const ImageClients& seen, const OwnClients& own) {

@@ -12,11 +12,15 @@
 //  - a re-attach after a death while no other client watches the image or
 //    holds its lock. Another client holding the lock, dead or alive, wrote
 //    (or may write) since the death, and the mount this node kept predates
-//    that: the mapping is Fenced, never re-attached. One that only watches
+//    that: once that writer persists (the same client in every listing for
+//    `persist_ms`), the mapping is Fenced, never re-attached. A writer seen
+//    for less is waited for: a brief lock holder (a Controller resize or
+//    snapshot, the mgr's mirror-snapshot schedule, a backup tool) leaves,
+//    and a volume nobody took over is never fenced. One that only watches
 //    an image with the exclusive-lock feature has not written (the lock is
 //    ours or no one's): a snapshot or another node's stage in flight. The
 //    re-attach waits for it to leave, up to the reattach deadline. Without
-//    the feature a watcher may be writing: Fenced.
+//    the feature a watcher may be writing: it counts as a writer.
 //
 // A lock is broken only when its owner is one of this volume's own
 // processes (the caller breaks only after that process died); a stranger's
@@ -47,6 +51,8 @@
 // Pure; any thread.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -81,12 +87,20 @@ std::vector<CephClient> ForeignClients(const ImageClients& seen, const OwnClient
 // watcher client.4123@10.0.0.2:0/77, ..." (at most 4 named; a lock owner
 // that also watches is named "watcher and lock owner").
 Status CheckMayMap(const std::string& image_path, const ImageClients& seen, const OwnClients& own);
+// The foreign writers a re-attach saw, each with the time (ms) from which
+// it was in every listing since.
+using WriterSightings = std::map<CephClient, uint64_t>;
 enum class ReattachVerdict { kGo, kWait, kFence };
 struct ReattachCheck {
   ReattachVerdict verdict = ReattachVerdict::kGo;
-  Status why;  // kWait, kFence: FailedPrecondition naming the clients, as CheckMayMap
+  Status why;                 // kWait, kFence: FailedPrecondition naming the clients, as CheckMayMap
+  WriterSightings sightings;  // to pass to the next check: the writers in `seen`
 };
-ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients& seen, const OwnClients& own);
+// `sightings`: the previous check's; `now_ms`: this listing's time. A
+// writer in `sightings` and in `seen` since `persist_ms` or longer fences;
+// persist_ms 0 fences at the first sight.
+ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients& seen, const OwnClients& own,
+                               const WriterSightings& sightings = {}, uint64_t now_ms = 0, uint64_t persist_ms = 0);
 
 // The lock owner when it is one of `own`; nullopt otherwise.
 std::optional<CephClient> OwnLockToBreak(const ImageClients& seen, const OwnClients& own);

@@ -134,9 +134,10 @@ class Mapping {
   void Release();
 
   MappingState state() const { return state_; }
-  // False once an Expired mapping's device was disconnected or found to be
-  // no longer ours: the index may serve another volume since.
+  // False once an Expired or Fenced mapping's device was disconnected or
+  // found to be no longer ours: the index may serve another volume since.
   bool holds_device() const { return !device_released_; }
+  const std::string& cookie() const { return cookie_; }
   const std::string& reason() const { return reason_; }
   const std::string& device() const { return device_; }
   const MapRequest& request() const { return request_; }
@@ -174,6 +175,12 @@ class Mapping {
   // Expired: at `when_ms`, disconnects the device so that the IO it still
   // holds fails instead of waiting for ever (definition: why).
   void ReleaseExpiredDeviceAt(uint64_t when_ms);
+  // mapping_stop.cc: `then` gets OK while the device carries our cookie
+  // (CheckNbdBackendCookie); dropped if the mapping is gone.
+  void CheckDeviceIsOurs(std::function<void(Status)> then);
+  // Expired or Fenced: disconnects the device if it is still ours, logs
+  // `event`, and holds_device() turns false either way once done.
+  void ReleaseDevice(const char* event, std::string why);
   // mapping_stop.cc: planned stops.
   // A stop request the current state answers by itself (map in flight, a
   // stop already running, already stopped): answers it and returns true.
@@ -230,6 +237,8 @@ class Mapping {
   std::string reason_ = "created";
   uint64_t state_since_ms_ = 0;
 
+  // The foreign writers this death's re-attach checks saw (image_fence.h).
+  WriterSightings foreign_writers_;
   std::unique_ptr<ChildProcess> child_;   // map, attach, or serving child
   std::unique_ptr<PidfdWatch> adopted_;   // adopted server
   std::string child_role_;                // "map" / "attach"

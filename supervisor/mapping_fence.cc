@@ -50,7 +50,9 @@ void Mapping::CheckClientsBeforeAttach() {
     if (!seen.ok()) return OnAttachFailed("list the image's clients: " + seen.status().message());
     ClaimPendingClients(*seen);
     if (Fenceable()) {
-      ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, NotForeignClients());
+      ReattachCheck check = CheckMayReattach(request_.image.Path(), *seen, NotForeignClients(), foreign_writers_,
+                                             env_.loop.NowMs(), env_.config.foreign_writer_persist_ms);
+      foreign_writers_ = std::move(check.sightings);
       if (check.verdict == ReattachVerdict::kFence) return Fence(check.why.message());
       if (check.verdict == ReattachVerdict::kWait) return OnAttachFailed(check.why.message());
     }
@@ -72,9 +74,9 @@ void Mapping::CheckClientsBeforeAttach() {
   });
 }
 
-// The device will never be served again: it is disconnected at once, so
-// that its IO (a stale mount's) fails now instead of at the kernel's
-// deadline, and an unstage's unmount does not wait for that. The kernel
+// The device will never be served again: it is released as an expired one
+// is, at once, so that its IO (a stale mount's) fails now instead of at the
+// kernel's deadline, and an unstage's unmount does not wait for that. The kernel
 // keeps the disconnected device while it is open, so no other map can take
 // its index under the mount.
 void Mapping::Fence(std::string reason) {
@@ -86,16 +88,7 @@ void Mapping::Fence(std::string reason) {
                                     {"device", device_},
                                     {"own_clients", Names({own_clients_.begin(), own_clients_.end()})},
                                     {"reason", reason_}});
-  RunUnmapCommand([this](const Result<CommandResult>& r) {
-    std::string what = r.ok() ? r->Describe() : r.status().message();
-    if (r.ok()) {
-      for (const auto& text : {r->stdout_text, r->stderr_text}) {
-        if (!text.empty()) log_.Append("fence unmap", text);
-      }
-    }
-    Log(r.ok() && r->ok() ? LogLevel::kInfo : LogLevel::kWarn, "fenced_device_disconnected",
-        {{"volume", request_.volume_id}, {"device", device_}, {"result", what}});
-  });
+  ReleaseDevice("fenced_device_released", "a stale mount's IO fails now");
 }
 
 // A server that died (or whose daemon did) before its own clients were

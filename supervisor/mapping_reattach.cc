@@ -28,6 +28,7 @@ void Mapping::OnDeath(std::string reason) {
   kernel_gives_up_ms_ = now + window;
   reattach_deadline_ms_ = now + window - margin;
   attempts_ = 0;
+  foreign_writers_.clear();
   last_attach_failure_.clear();
   deadline_timer_ = std::make_unique<Timer>(env_.loop);
   deadline_timer_->Start(reattach_deadline_ms_ - now, 0, [this] { Expire(DeadlineReason()); });

@@ -80,49 +80,63 @@ void Mapping::RunUnmapCommand(std::function<void(const Result<CommandResult>&)> 
              });
 }
 
+void Mapping::CheckDeviceIsOurs(std::function<void(Status)> then) {
+  std::weak_ptr<bool> weak = alive_;
+  RunBlockingStatus(
+      env_.loop,
+      [device = device_, cookie = cookie_, root = env_.config.sysfs_root] {
+        return CheckNbdBackendCookie(device, cookie, root);
+      },
+      [weak, then = std::move(then)](Status ours) {
+        if (!weak.expired()) then(ours);
+      });
+}
+
 // Past its window the kernel fails new IO, but a request that was in
 // flight at the death stays held for ever: with rbd-nbd's own timeout at 0
 // the queue timeout only re-arms it (docs/design/kernel-timeouts.md), and the
 // filesystem above hangs on it. Disconnecting the device (`rbd-nbd unmap`,
 // the kernel's nbd_clear_que) fails it too, so every write the volume lost
 // is reported as an IO error and nothing waits for ever. Not before the
-// window has passed: until then an attach could still have saved it. Only
-// while the device still carries our cookie: after a daemon restart the
-// index may serve another volume. The mapping stays Expired; its mount and
-// record stay for the unstage.
+// window has passed: until then an attach could still have saved it.
 void Mapping::ReleaseExpiredDeviceAt(uint64_t when_ms) {
   uint64_t now = env_.loop.NowMs();
   release_timer_ = std::make_unique<Timer>(env_.loop);
-  release_timer_->Start(when_ms > now ? when_ms - now : 0, 0, [this] {
-    auto index = NbdDeviceIndex(device_);
-    if (!index.ok()) return;
-    std::weak_ptr<bool> weak = alive_;
-    uint64_t epoch = epoch_;
-    RunBlockingResult<std::string>(
-        env_.loop, [index = *index, root = env_.config.sysfs_root] { return ReadNbdBackendCookie(index, root); },
-        [this, weak, epoch](Result<std::string> cookie) {
-          if (weak.expired() || epoch != epoch_ || state_ != MappingState::kExpired) return;
-          if (!cookie.ok() || *cookie != cookie_) {
-            device_released_ = true;
-            NBDK_LOG_INFO("expired_device_released",
-                          {{"volume", request_.volume_id},
-                           {"device", device_},
-                           {"outcome", "not ours any more: " + (cookie.ok() ? "cookie " + *cookie
-                                                                              : cookie.status().message())}});
-            return;
-          }
-          RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
-            if (epoch != epoch_ || state_ != MappingState::kExpired) return;
-            bool ok = r.ok() && (r->ok() || LooksNotMapped(*r));
-            std::string what = r.ok() ? r->Describe() : r.status().message();
-            if (ok) {
-              device_released_ = true;
-              reason_ += "; the device was disconnected, so the IO it held fails too";
-            }
-            Log(ok ? LogLevel::kInfo : LogLevel::kError, "expired_device_released",
-                {{"volume", request_.volume_id}, {"device", device_}, {"outcome", ok ? "disconnected" : what}});
-          });
-        });
+  release_timer_->Start(when_ms > now ? when_ms - now : 0, 0,
+                        [this] { ReleaseDevice("expired_device_released", "the IO it held fails too"); });
+}
+
+// Only while the device still carries our cookie (CheckNbdBackendCookie):
+// after a daemon restart or a fence the index may serve another volume. The
+// mapping keeps its state; its mount and record stay for the unstage.
+void Mapping::ReleaseDevice(const char* event, std::string why) {
+  MappingState state = state_;
+  uint64_t epoch = epoch_;
+  CheckDeviceIsOurs([this, event, why, state, epoch](Status ours) {
+    if (epoch != epoch_ || state_ != state) return;
+    if (!ours.ok()) {
+      device_released_ = true;
+      NBDK_LOG_INFO(event, {{"volume", request_.volume_id},
+                            {"device", device_},
+                            {"outcome", "not ours any more: " + ours.message()}});
+      return;
+    }
+    RunUnmapCommand([this, event, why, state, epoch](const Result<CommandResult>& r) {
+      if (epoch != epoch_ || state_ != state) return;
+      bool ok = r.ok() && (r->ok() || LooksNotMapped(*r));
+      std::string what = r.ok() ? r->Describe() : r.status().message();
+      if (r.ok()) {
+        for (const auto& text : {r->stdout_text, r->stderr_text}) {
+          if (!text.empty()) log_.Append("release unmap", text);
+        }
+      }
+      if (ok) {
+        device_released_ = true;
+        reason_ += "; the device was disconnected, so " + why;
+      }
+      Log(ok ? LogLevel::kInfo : LogLevel::kError, event,
+          {{"volume", request_.volume_id}, {"device", device_}, {"outcome", ok ? "disconnected" : what}});
+    });
   });
 }
 
@@ -133,9 +147,25 @@ void Mapping::StartUnmapCommand() {
     return;
   }
   uint64_t epoch = epoch_;
-  RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
+  auto unmap = [this, epoch] {
+    RunUnmapCommand([this, epoch](const Result<CommandResult>& r) {
+      if (epoch != epoch_ || state_ != MappingState::kUnmapping) return;
+      OnUnmapCommandDone(r);
+    });
+  };
+  // A server of ours connected the device, and the kernel lets no other
+  // connect while it serves: only a device without one may be another's.
+  if (ServerRunning()) return unmap();
+  CheckDeviceIsOurs([this, epoch, unmap](Status ours) {
     if (epoch != epoch_ || state_ != MappingState::kUnmapping) return;
-    OnUnmapCommandDone(r);
+    if (!ours.ok() && ours.code() == Code::kFailedPrecondition) {
+      // Another volume's now, or nothing's: never disconnect it.
+      device_released_ = true;
+      NBDK_LOG_WARN("unmap_device_not_ours", {{"volume", request_.volume_id}, {"error", ours.message()}});
+      return OnUnmapCommandDone(CommandResult{});
+    }
+    if (!ours.ok()) return OnUnmapCommandDone(ours);
+    unmap();
   });
 }
 

@@ -106,15 +106,22 @@ class Supervisor {
   // `scopes` must outlive the Supervisor.
   void SetChildScopes(ChildScopes* scopes) { scopes_ = scopes; }
 
+  // Each use of a volume's device below first checks, off the loop, that
+  // the device is still the volume's (CheckNbdBackendCookie): NotFound when
+  // the volume has no mapping, FailedPrecondition when its device was
+  // released or carries another cookie.
+  //
+  // The device, for a publish to bind (or to bind the mount staged on it).
+  void CheckDevice(const std::string& volume_id, std::function<void(Result<std::string>)> done);
+
   // The size in bytes of the volume's nbd device, read off the loop.
-  // NotFound when the volume has no mapping.
   void DeviceBytes(const std::string& volume_id, std::function<void(Result<uint64_t>)> done);
 
   // Grows the volume's nbd device to `bytes` when it is smaller (never
   // shrinks), for NodeExpandVolume: rbd-nbd 16 cannot resize a
   // netlink-configured device itself (netlink/nbd_resize.h), so its owner
-  // does. Off the loop; `done` gets the device's size after. NotFound when
-  // the volume has no mapping; the kernel's refusal as its errno.
+  // does. Off the loop; `done` gets the device's size after; the kernel's
+  // refusal as its errno.
   void GrowDevice(const std::string& volume_id, uint64_t bytes, std::function<void(Result<uint64_t>)> done);
 
   // `rbd-nbd unmap <device>` for a device no mapping holds: what a stage cut
@@ -155,7 +162,16 @@ class Supervisor {
   void Retire(const std::string& volume_id);
   Mapping* Find(const std::string& volume_id) const;
   // The volume's nbd device; NotFound when the volume has no mapping.
-  Result<std::string> MappedDevice(const std::string& volume_id) const;
+  struct VolumeDevice {
+    std::string path;    // "/dev/nbd7"
+    std::string cookie;  // what it must carry to be the volume's
+  };
+  Result<VolumeDevice> MappedDevice(const std::string& volume_id) const;
+  // `work` on the volume's device, off the loop, once it proved to be the
+  // volume's (CheckNbdBackendCookie); `done` on the loop.
+  template <typename T>
+  void OnOwnDevice(const std::string& volume_id, std::function<Result<T>(const std::string& device)> work,
+                   std::function<void(Result<T>)> done);
 
   EventLoop& loop_;
   SupervisorConfig config_;

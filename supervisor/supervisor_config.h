@@ -42,6 +42,10 @@ struct SupervisorConfig {
   // Reattach retries: the first is immediate, then initial, 2x, 4x ... cap.
   uint64_t backoff_initial_ms = 500;
   uint64_t backoff_cap_ms = 10000;
+  // A foreign writer a re-attach sees (image_fence.h) fences the volume
+  // once it stayed this long, re-listed at each retry; one that leaves
+  // sooner (a resize, a snapshot, a backup's open) was a brief holder.
+  uint64_t foreign_writer_persist_ms = 3000;
   // LINK_DEAD for a mapping whose server still runs: wait this long for its
   // exit; if it is still running then, kill it so the re-attach can start.
   uint64_t link_dead_grace_ms = 2000;

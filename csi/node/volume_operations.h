@@ -12,7 +12,9 @@
 //    FAILED_PRECONDITION naming the record and what is left, none of which
 //    it touches.
 //  - PublishVolume: bind-mount the staged filesystem (or the device, for
-//    block) onto the target, read-only when asked; idempotent; the target
+//    block) onto the target, read-only when asked, once the supervisor
+//    confirmed the device is still the volume's (Supervisor::CheckDevice:
+//    FAILED_PRECONDITION otherwise); idempotent; the target
 //    is journaled so a restarted daemon knows it. A SINGLE_NODE_SINGLE_WRITER
 //    publish while the volume is published at another target is
 //    FAILED_PRECONDITION (the journal keeps no access mode: a CO sends one

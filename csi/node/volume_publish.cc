@@ -29,6 +29,32 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
   });
 }
 
+// The target made and journaled, then the bind mount (publish's last steps).
+void BindAtNewTarget(NodeContext& node, const PublishRequest& request, const VolumeRecord& before,
+                     const std::string& source, bool single_writer, const std::shared_ptr<VolumeOpLock>& held,
+                     const std::function<void(Status)>& done) {
+  NodeContext* n = &node;
+  node.host.CreateMountPoint(
+      node.options.path_roots, request.target_path, before.block, kTargetField,
+      [n, request, before, source, single_writer, held, done](Result<bool> created) {
+        if (!created.ok()) return done(created.status());
+        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options,
+                               single_writer};
+        VolumeRecord after = before;
+        after.published_targets.push_back(target);
+        // Journaled before the mount: a crash in between leaves an entry that
+        // unpublish cleans up, never a mount nobody knows about.
+        n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
+          if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
+          n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
+                            [n, before, target, held, done](Status s) {
+                              if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
+                              done(Status::Ok());
+                            });
+        });
+      });
+}
+
 }  // namespace
 
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
@@ -67,25 +93,17 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   std::string source = found->block ? StagedDevice(*found) : StagedMountPoint(found->staging_path, found->volume_id);
   auto held = std::make_shared<VolumeOpLock>(std::move(lock));
   NodeContext* n = &node;
-  node.host.CreateMountPoint(
-      node.options.path_roots, request.target_path, before.block, kTargetField,
-      [n, request, before, source, single_writer, held, done](Result<bool> created) {
-        if (!created.ok()) return done(created.status());
-        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options,
-                               single_writer};
-        VolumeRecord after = before;
-        after.published_targets.push_back(target);
-        // Journaled before the mount: a crash in between leaves an entry that
-        // unpublish cleans up, never a mount nobody knows about.
-        n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
-          if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
-          n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
-                            [n, before, target, held, done](Status s) {
-                              if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
-                              done(Status::Ok());
-                            });
-        });
-      });
+  // The device under what is bound must still be the volume's: a fenced or
+  // expired one was released, and its index may serve another volume.
+  node.supervisor.CheckDevice(request.volume_id, [n, request, before, source, single_writer, held,
+                                                  done](Result<std::string> device) {
+    if (!device.ok()) return done(device.status().WithContext("volume " + request.volume_id + " cannot be published"));
+    if (*device != before.nbd_device) {
+      return done(Status::FailedPrecondition("volume " + request.volume_id + " was staged on " + before.nbd_device +
+                                             " but is mapped on " + *device));
+    }
+    BindAtNewTarget(*n, request, before, source, single_writer, held, done);
+  });
 }
 
 void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,

@@ -45,7 +45,7 @@ class StatusOutputTest : public ::testing::Test {
     sc.rbd_nbd_path = FAKE_RBD_NBD_PATH;
     sc.state_dir = dir_ + "/state";
     sc.sysfs_root = dir_ + "/sys";
-    sc.child_env = {"FAKE_RBD_NBD_DIR=" + dir_ + "/fake", "PATH=/usr/bin:/bin"};
+    sc.child_env = {"FAKE_RBD_NBD_DIR=" + dir_ + "/fake", "FAKE_RBD_NBD_SYSFS=" + dir_ + "/sys", "PATH=/usr/bin:/bin"};
     supervisor_.emplace(loop_, sc, breaker_);
     auto journal = NodeJournal::Open(dir_ + "/journal");
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();

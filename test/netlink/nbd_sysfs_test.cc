@@ -51,6 +51,22 @@ TEST_F(NbdSysfsTest, ReadsTheCookieWithoutTheNewline) {
   EXPECT_EQ(*cookie, "5f0c1b2e-9a7d-4c1e-8f3a-2b6d7e8f9a01");
 }
 
+TEST_F(NbdSysfsTest, ADeviceIsTheVolumesOnlyWhileItCarriesItsCookie) {
+  Write(3, "backend", "vol-a\n");
+  Write(4, "backend", "vol-b\n");
+  EXPECT_TRUE(CheckNbdBackendCookie("/dev/nbd3", "vol-a", root()).ok());
+  Status other = CheckNbdBackendCookie("/dev/nbd4", "vol-a", root());
+  EXPECT_EQ(other.code(), Code::kFailedPrecondition);
+  EXPECT_NE(other.message().find("/dev/nbd4 carries cookie vol-b, not vol-a"), std::string::npos) << other.ToString();
+  Status none = CheckNbdBackendCookie("/dev/nbd5", "vol-a", root());
+  EXPECT_EQ(none.code(), Code::kFailedPrecondition);
+  EXPECT_NE(none.message().find("no cookie"), std::string::npos) << none.ToString();
+  EXPECT_EQ(CheckNbdBackendCookie("/dev/nbd3p1", "vol-a", root()).code(), Code::kInvalidArgument);
+  Write(6, "backend", "vol-a-and-more\n");
+  EXPECT_EQ(CheckNbdBackendCookie("/dev/nbd6", "vol-a", root()).code(), Code::kFailedPrecondition)
+      << "a prefix is not the cookie";
+}
+
 TEST_F(NbdSysfsTest, MissingOrEmptyBackendIsNotFound) {
   auto absent = ReadNbdBackendCookie(4, root());
   ASSERT_FALSE(absent.ok());

@@ -22,12 +22,17 @@
 //  - <image>.readers: the same for the servers of the image's snapshots,
 //    which watch its header as rbd-nbd does but never own its lock.
 // A server exits 0 on SIGTERM, like rbd-nbd's detach.
+// With $FAKE_RBD_NBD_SYSFS it also plays the kernel's part there: a server
+// writes its --cookie to block/<nbdN>/backend before it prints the device
+// (the connect), and unmap removes it (the disconnect); a killed server's
+// stays, as the kernel keeps a dead connection's configuration.
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -38,6 +43,8 @@
 namespace {
 
 std::string g_dir;
+std::string g_sysfs;   // $FAKE_RBD_NBD_SYSFS, or empty
+std::string g_cookie;  // --cookie
 
 std::string Path(const std::string& name) { return g_dir + "/" + name; }
 
@@ -77,6 +84,8 @@ std::string DevName(const std::string& device) {  // "/dev/nbd3" -> "nbd3"
   return device.substr(device.rfind('/') + 1);
 }
 
+std::string BackendFile(const std::string& device) { return g_sysfs + "/block/" + DevName(device) + "/backend"; }
+
 int Unmap(const std::string& device) {
   auto kv = ReadBehaviour(DevName(device) + ".unmap");
   if (kv.count("stderr")) {
@@ -85,6 +94,7 @@ int Unmap(const std::string& device) {
     std::fprintf(stderr, "%s\n", text.c_str());
   }
   if (kv.count("exit_code")) return IntOr(kv, "exit_code", 0);
+  if (!g_sysfs.empty()) std::remove(BackendFile(device).c_str());
   int pid = 0;
   std::ifstream(Path(DevName(device) + ".pid")) >> pid;
   if (pid > 0) kill(pid, SIGTERM);
@@ -124,6 +134,10 @@ int Serve(const std::string& name, const std::string& device, const std::map<std
   sigprocmask(SIG_BLOCK, &set, nullptr);
   std::ofstream(Path(WatchFile(name)), std::ios::app) << ClientLine() << "\n";
   std::ofstream(Path(DevName(device) + ".pid")) << getpid();
+  if (!g_sysfs.empty()) {
+    std::filesystem::create_directories(g_sysfs + "/block/" + DevName(device));
+    std::ofstream(BackendFile(device)) << g_cookie << "\n";
+  }
   std::printf("%s\n", device.c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "fake: serving %s as pid %d\n", device.c_str(), getpid());
@@ -148,6 +162,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   g_dir = dir;
+  if (const char* sysfs = std::getenv("FAKE_RBD_NBD_SYSFS")) g_sysfs = sysfs;
   std::string line;
   for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
   line += "\n";
@@ -169,6 +184,7 @@ int main(int argc, char** argv) {
   std::string device;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--device") device = argv[i + 1];
+    if (std::string(argv[i]) == "--cookie") g_cookie = argv[i + 1];
   }
   auto kv = ReadBehaviour(name + "." + cmd);
   int count = Bump(name + "." + cmd);

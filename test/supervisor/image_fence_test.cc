@@ -66,6 +66,35 @@ TEST(ImageFenceTest, AForeignWatcherWithoutTheLockIsWaitedForUnlessAnyWatcherMay
   EXPECT_NE(check.why.message().find("no exclusive lock"), std::string::npos) << check.why.message();
 }
 
+// A brief lock holder (a resize, a snapshot, a backup's open) is waited
+// for; only a writer that stays persist_ms fences, and only the same one.
+TEST(ImageFenceTest, OnlyAForeignWriterThatStaysFences) {
+  const CephClient kResize{"client.4300", "10.0.0.9:0/5"};
+  ImageClients held{{kOurs, kSameIpStranger}, kSameIpStranger};
+  ReattachCheck first = CheckMayReattach("rbd/a", held, {kOurs}, {}, 1000, 3000);
+  EXPECT_EQ(first.verdict, ReattachVerdict::kWait);
+  EXPECT_NE(first.why.message().find("seen for 0 ms: a brief holder leaves"), std::string::npos) << first.why.message();
+  EXPECT_EQ(first.sightings, (WriterSightings{{kSameIpStranger, 1000}}));
+  ReattachCheck later = CheckMayReattach("rbd/a", held, {kOurs}, first.sightings, 3999, 3000);
+  EXPECT_EQ(later.verdict, ReattachVerdict::kWait) << "2999 ms";
+  ReattachCheck stayed = CheckMayReattach("rbd/a", held, {kOurs}, later.sightings, 4000, 3000);
+  EXPECT_EQ(stayed.verdict, ReattachVerdict::kFence);
+  EXPECT_NE(stayed.why.message().find("and stayed 3000 ms"), std::string::npos) << stayed.why.message();
+
+  // Another holder in its place is a new sighting; one that left is none.
+  ReattachCheck other = CheckMayReattach("rbd/a", {{kOurs}, kResize}, {kOurs}, later.sightings, 4000, 3000);
+  EXPECT_EQ(other.verdict, ReattachVerdict::kWait);
+  EXPECT_EQ(other.sightings, (WriterSightings{{kResize, 4000}}));
+  ReattachCheck left = CheckMayReattach("rbd/a", {{kOurs}, kOurs}, {kOurs}, other.sightings, 4500, 3000);
+  EXPECT_EQ(left.verdict, ReattachVerdict::kGo);
+  EXPECT_TRUE(left.sightings.empty());
+
+  // Without the feature every foreign watcher is a writer, by the same rule.
+  ImageClients open{{kOurs, kResize}, std::nullopt, false};
+  EXPECT_EQ(CheckMayReattach("rbd/a", open, {kOurs}, {}, 0, 3000).verdict, ReattachVerdict::kWait);
+  EXPECT_EQ(CheckMayReattach("rbd/a", open, {kOurs}, {{kResize, 0}}, 3000, 3000).verdict, ReattachVerdict::kFence);
+}
+
 TEST(ImageFenceTest, AtMostFourForeignersAreNamed) {
   ImageClients seen;
   for (int i = 0; i < 7; ++i) seen.watchers.push_back({"client." + std::to_string(i), "10.0.0.1:0/" + std::to_string(i)});

@@ -77,9 +77,31 @@ TEST_F(SupervisorTest, AStrangerAfterADeathFencesTheVolumeForGood) {
   EXPECT_EQ(Snap("vol1").state, MappingState::kFenced);
   EXPECT_EQ(CountArgv(" attach "), 0);
   EXPECT_EQ(MapAndWait(Request("vol1", "img1")).status().code(), Code::kFailedPrecondition);
-  // An unmap cleans it up.
+  // An unmap cleans it up; the device was released already.
   EXPECT_TRUE(UnmapAndWait("vol1").ok());
+  EXPECT_EQ(CountArgv("unmap /dev/nbd2"), 1) << "the release disconnected it; the unstage does not again";
   EXPECT_EQ(sup().transitions().Count(MappingState::kFenced, MappingState::kUnmapping), 1u);
+  UnmapAllAndShutdown();
+}
+
+// A Controller's resize, a snapshot or a backup tool takes the lock for a
+// moment after the death: the re-attach waits and looks again, and a
+// volume nobody took over is never fenced.
+TEST_F(SupervisorTest, ABriefLockHolderAfterADeathIsWaitedForNotFenced) {
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 1; }));
+  size_t listed = breaker_.lists.size();
+  breaker_.stranger = kStranger;
+  breaker_.stranger_from = listed;       // the first check after the death sees it
+  breaker_.stranger_until = listed + 2;  // and the next one, then it is gone
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").state == MappingState::kConnected && CountArgv(" attach ") == 1; }));
+  EXPECT_EQ(sup().counters().fencings, 0u);
+  EXPECT_EQ(sup().transitions().Count(MappingState::kReattaching, MappingState::kFenced), 0u);
+  EXPECT_GE(breaker_.lists.size(), listed + 3) << "looked again after the holder left";
+  EXPECT_TRUE(breaker_.breaks.empty() || breaker_.breaks.front().owner != kStranger)
+      << "a stranger's lock is never broken";
   UnmapAllAndShutdown();
 }
 

@@ -24,7 +24,8 @@ namespace nbdk {
 // <image>.watchers file, the last one also the lock owner, then its
 // snapshots' servers from <image>.readers (never the owner); `stranger`, when
 // set, is another node's client watching after them from listing
-// `stranger_from` on, and owning the lock unless `stranger_locks` is false;
+// `stranger_from` on (until `stranger_until`), and owning the lock unless
+// `stranger_locks` is false;
 // every client at 127.0.0.1 is this host's. A
 // successful BreakLock drops the owner's watch and lock, as its
 // blocklisting does.
@@ -58,7 +59,7 @@ class FakeLockBreaker : public LockBreaker {
       for (std::string line; std::getline(readers, line);) {
         if (auto client = ParseCephClient(line); client.ok()) answer->watchers.push_back(*client);
       }
-      if (stranger && lists.size() > stranger_from) {
+      if (stranger && lists.size() > stranger_from && lists.size() <= stranger_until) {
         answer->watchers.push_back(*stranger);
         if (stranger_locks) answer->lock_owner = stranger;
       }
@@ -114,6 +115,7 @@ class FakeLockBreaker : public LockBreaker {
   Status list_result;                  // not OK: every ListClients fails so
   std::optional<CephClient> stranger;  // another node's client
   size_t stranger_from = 0;            // it shows from this listing on (0-based)
+  size_t stranger_until = SIZE_MAX;    // and before this one: a brief holder
   bool stranger_locks = true;          // it holds the lock too
 
  private:
@@ -133,13 +135,15 @@ class SupervisorTest : public ::testing::Test {
     config_.rbd_nbd_path = FAKE_RBD_NBD_PATH;
     config_.state_dir = dir_ + "/state";
     config_.sysfs_root = dir_ + "/sys";
-    config_.child_env = {"FAKE_RBD_NBD_DIR=" + dir_ + "/fake", "PATH=/usr/bin:/bin"};
+    config_.child_env = {"FAKE_RBD_NBD_DIR=" + dir_ + "/fake", "FAKE_RBD_NBD_SYSFS=" + dir_ + "/sys",
+                         "PATH=/usr/bin:/bin"};
     config_.reattach_timeout_s = 30;
     config_.reattach_safety_margin_ms = 1000;
     config_.map_deadline_ms = 3000;
     config_.backoff_initial_ms = 20;
     config_.backoff_cap_ms = 80;
     config_.link_dead_grace_ms = 100;
+    config_.foreign_writer_persist_ms = 300;
     config_.unmap_exit_wait_ms = 3000;
     config_.output_tail_lines = 5;
   }

@@ -371,6 +371,8 @@ TEST_F(SupervisorTest, AdoptExpiredReportsExpiredAndStillUnmaps) {
   AdoptRequest a;
   a.map = Request("vol-x", "imgx");
   a.device = "/dev/nbd7";
+  MakeSysfs(7);
+  std::ofstream(dir_ + "/sys/block/nbd7/backend") << "vol-x\n";  // the kernel still holds it for us
   ASSERT_TRUE(sup().AdoptExpired(a, "/dev/nbd7 fails IO at once").ok());
   auto s = Snap("vol-x");
   EXPECT_EQ(s.state, MappingState::kExpired);
