@@ -31,8 +31,12 @@ struct HealEvidenceOptions {
   std::string rbd_nbd_path = "rbd-nbd";
   int64_t server_uid = static_cast<int64_t>(::geteuid());
   // How long a probe read may take before the device counts as waiting
-  // for an attach (a kernel past its reattach window fails it at once).
-  int probe_wait_ms = 500;
+  // for an attach (a kernel past its reattach window fails it at once). A
+  // device held for an attach holds the read however long the wait, so a
+  // longer one only delays that re-attach; one too short re-attaches a
+  // device past its window (500 ms did, under qemu TCG at a loaded daemon
+  // start: heal_vm's case (c) on Linux 6.12).
+  int probe_wait_ms = 2000;
 };
 
 // /proc/<pid>/cmdline ("a\0b\0") -> {"a", "b"}.
