@@ -37,6 +37,7 @@ if command -v ccache >/dev/null; then
 fi
 cmake -S "$root" -B "$build" -DNBDK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   "${launcher[@]}" >/dev/null
+"$root/scripts/relative-unity-includes.sh" "$build"
 cmake --build "$build" -j"$jobs" --target "${targets[@]/#/fuzz_}" >/dev/null
 ((build_only)) && exit 0
 

@@ -43,6 +43,7 @@ in_root() {
 # Line tables only, as scripts/test.sh builds the host's tree.
 in_root cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DNBDK_VM_PLATFORM="$platform" -DNBDK_VM_PLATFORMS= >/dev/null
+"$repo/scripts/relative-unity-includes.sh" "$build"
 # NBDK_PLATFORM_TARGET: only these targets (scripts/image.sh builds the
 # daemon; scripts/test.sh `platform_tests`, what `ctest -L platform` runs).
 read -ra targets <<<"${NBDK_PLATFORM_TARGET:-}"

@@ -19,8 +19,8 @@ build=${NBDK_BUILD_DIR:-$root/build}
 d13=$root/build-debian13
 times=$build/times
 # The compile cache lives outside the checkout, keyed by paths relative to
-# it, so a clean clone in any folder of a machine that built before
-# compiles only what changed.
+# it (the unity sources' too: relative-unity-includes.sh), so a clean clone
+# in any folder of a machine that built before compiles only what changed.
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nbdkeeper/ccache}
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 
@@ -52,8 +52,12 @@ mkdir -p "$CCACHE_DIR"
 # takes about a quarter less time than with full -g.
 configure_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The configure, its unity sources made cache-friendly (relative-unity-includes.sh).
+configure() {
+  cmake -S "$root" -B "$build" "${configure_args[@]}" >/dev/null && "$root/scripts/relative-unity-includes.sh" "$build"
+}
 if (($#)); then
-  phase configure cmake -S "$root" -B "$build" "${configure_args[@]}" >/dev/null
+  phase configure configure
   phase build cmake --build "$build" -j"$(nproc)"
   exec ctest --test-dir "$build" --output-on-failure "$@"
 fi
@@ -93,7 +97,7 @@ debian13_chain() {
 }
 # The root's download overlaps the host's build.
 background debian13-build-and-images debian13_chain
-phase configure cmake -S "$root" -B "$build" "${configure_args[@]}" >/dev/null
+phase configure configure
 phase build cmake --build "$build" -j"$(nproc)"
 # Debian 12's image (built and run on the host, no VM), and the fuzzers'
 # clang build, beside the host tests.

@@ -4,8 +4,10 @@
 # Linux 6.12 from its own apt). The same root is the platform's build root
 # (scripts/platform-build.sh builds the daemon and tests in it) and the VM's
 # root (vm-start boots it, with the repository shared at its own path).
-# Cached in $NBDK_VM_CACHE/root-<platform> while its package list is
-# unchanged; mmdebstrap checks the archive's signatures.
+# Cached outside the checkout (NBDK_PLATFORM_ROOTS, default
+# ~/.cache/nbdkeeper: a clean clone reuses it, as the compile cache) in
+# root-<platform>-<hash of its package list>; mmdebstrap checks the
+# archive's signatures.
 #   platform-root.sh debian13
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,15 +27,19 @@ lists=$("$NBDK_REPO/scripts/setup.sh" --print build && "$NBDK_REPO/scripts/setup
 mapfile -t PACKAGES <<<"$lists"
 PACKAGES+=(ninja-build ccache python3 mount)
 readonly PACKAGES
-root=$NBDK_VM_CACHE/root-$platform
+roots=${NBDK_PLATFORM_ROOTS:-${XDG_CACHE_HOME:-$HOME/.cache}/nbdkeeper}
 hash=$( (echo "$suite"; printf '%s\n' "${PACKAGES[@]}" | sort) | sha256sum | cut -c1-16)
+# Named for its package list: checkouts of other lists (other branches)
+# keep roots of their own, and no build or VM of another checkout has its
+# root removed under it.
+root=$roots/root-$platform-$hash
 
-mkdir -p "$NBDK_VM_CACHE"
-exec 9>"$NBDK_VM_CACHE/.root-$platform.lock"
+mkdir -p "$roots"
+exec 9>"$roots/.root-$platform.lock"
 flock 9
-if [[ $(cat "$root/.nbdk-root" 2>/dev/null) != "$hash" ]]; then
+if [[ ! -e $root/.nbdk-root ]]; then
   vm_log "making the $platform root ($suite, ${#PACKAGES[@]} packages; once, cached in $root)"
-  rm -rf "$root" "$root.tmp"
+  rm -rf --one-file-system "$root.tmp"
   include=$(IFS=,; echo "${PACKAGES[*]}")
   mmdebstrap --variant=minbase --include="$include" --skip=cleanup/apt/lists \
     "$suite" "$root.tmp" http://deb.debian.org/debian >&2 ||
