@@ -21,7 +21,7 @@ Status ParseNumber(const std::string& flag, const std::string& text, T min, T* o
 std::string ChaosUsage() {
   return "usage: chaos_run [--seed N] [--child-kills N] [--double-kills N] [--stops N] [--daemon-kills N]\n"
          "                 [--daemon-terms N] [--down-kills N] [--stage-kills N] [--min-gap-ms N]\n"
-         "                 [--max-gap-ms N] [--fio-mib N] [--report PATH|-]\n"
+         "                 [--max-gap-ms N] [--fio-mib N] [--fio-rate-iops N] [--report PATH|-]\n"
          "Runs in the test VM: test/vm/vm-run -- build/test/chaos/chaos_run ...\n";
 }
 
@@ -31,7 +31,7 @@ Result<ChaosOptions> ParseChaosOptions(const std::vector<std::string>& args) {
       {"--child-kills", &o.child_kills}, {"--double-kills", &o.double_kills}, {"--stops", &o.stops},
       {"--daemon-kills", &o.daemon_kills}, {"--daemon-terms", &o.daemon_terms}, {"--down-kills", &o.down_kills},
       {"--stage-kills", &o.stage_kills}, {"--min-gap-ms", &o.min_gap_ms}, {"--max-gap-ms", &o.max_gap_ms},
-      {"--fio-mib", &o.fio_mib},
+      {"--fio-mib", &o.fio_mib}, {"--fio-rate-iops", &o.fio_rate_iops},
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];

@@ -23,6 +23,10 @@ struct ChaosOptions {
   // Pause after one injection has healed and before the next (uniform).
   int min_gap_ms = 500, max_gap_ms = 3000;
   int fio_mib = 32;        // the region each fio job writes and verifies
+  // Each fio job's IO per second, reads and writes alike; 0: flat out. A
+  // paced writer still has IO in flight at a kill and held through the
+  // outage, but leaves the CPU to the heal it waits for.
+  int fio_rate_iops = 0;
   std::string report_path;  // default: the VM share's chaos/report.json; "-": stdout
 };
 

@@ -133,7 +133,8 @@ Status ChaosScenario::SetUp() {
     if (!seen.ok()) return seen.status();
     v.device = seen->device;
     devices_.push_back(v.device);
-    auto fio = FioJob::Start(v.id, v.fio_path(), options_.fio_mib, root_ + "/fio-" + v.id + ".json");
+    auto fio = FioJob::Start(v.id, v.fio_path(), options_.fio_mib, options_.fio_rate_iops,
+                             root_ + "/fio-" + v.id + ".json");
     if (!fio.ok()) return fio.status();
     v.fio = std::move(*fio);
     char line[200];

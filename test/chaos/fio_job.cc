@@ -27,9 +27,11 @@ double MaxClatSeconds(const rapidjson::Value& dir) {
 bool FioResult::verify_failed() const { return error == EILSEQ; }
 
 Result<std::unique_ptr<FioJob>> FioJob::Start(const std::string& name, const std::string& path, int mib,
-                                              const std::string& output) {
-  // libaio with 4 in flight: a kill then always catches requests the kernel
-  // has to requeue. The runtime only bounds a run whose Stop() never came.
+                                              int rate_iops, const std::string& output) {
+  // libaio with up to 4 in flight: flat out (rate_iops 0) a kill always
+  // catches requests the kernel has to requeue; paced, a kill meets the few
+  // in flight then, and the outage holds up to 4 more. The runtime only
+  // bounds a run whose Stop() never came.
   std::vector<std::string> argv = {"fio",
                                    "--name=" + name,
                                    "--filename=" + path,
@@ -47,6 +49,7 @@ Result<std::unique_ptr<FioJob>> FioJob::Start(const std::string& name, const std
                                    "--runtime=86400",
                                    "--output-format=json",
                                    "--output=" + output};
+  if (rate_iops > 0) argv.push_back("--rate_iops=" + std::to_string(rate_iops));
   auto child = vmtest::SpawnedChild::Spawn(argv);
   if (!child.ok()) return child.status();
   return std::unique_ptr<FioJob>(new FioJob(std::move(*child), output));

@@ -29,9 +29,10 @@ struct FioResult {
 class FioJob {
  public:
   // `path` is a file on a filesystem (created, `mib` MiB) or a block device
-  // (its first `mib` MiB). The JSON report goes to `output`.
+  // (its first `mib` MiB). At most `rate_iops` IO per second (0: no bound).
+  // The JSON report goes to `output`.
   static Result<std::unique_ptr<FioJob>> Start(const std::string& name, const std::string& path, int mib,
-                                               const std::string& output);
+                                               int rate_iops, const std::string& output);
   // Whether fio is still running (an error stops it: verify_fatal).
   bool Running();
   // SIGINT, wait, parse the report.
