@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """Three more OSDs for the tests that need CRUSH hosts, and their pools.
 
-  ceph-crush-hosts.py add      osd.1-3, each a host of its own (h1, h2, h3)
-                               under the CRUSH root nbdk-hosts, and the pools
+  ceph-crush-hosts.py add      three OSDs, numbered after the cluster's own,
+                               each a host of its own (h1, h2, h3) under the
+                               CRUSH root nbdk-hosts, and the pools; prints
+                               "crush hosts: h1=N,h2=N,h3=N" (their ids)
   ceph-crush-hosts.py remove   stops and purges them, deletes the pools
 
-The VM's cluster (ceph-up.sh) has one OSD, which neither an erasure-coded
-pool (k=2, m=1: three OSDs) nor read affinity (a replica on the client's
-own host) can use. The new OSDs sit under a root of their own, so the
-pools of the default root never move onto them. Pools:
+The plain VMs' native cluster (test/vm/cluster, run in its namespaces by
+`cluster exec`) has three OSDs on one CRUSH host, which neither an
+erasure-coded pool (k=2, m=1 over hosts) nor read affinity (a replica on
+the client's own host) can use. The new OSDs sit under a root of their
+own, so the pools of the default root never move onto them. Pools:
   ec-data    erasure-coded 2+1 over the three hosts, overwrites allowed
              (RBD needs them; memstore is allowed by a debug option that
              lifts the BlueStore requirement)
@@ -17,7 +20,7 @@ pools of the default root never move onto them. Pools:
   topo-east, topo-west   replicated on the default root: pools for
              topologyConstrainedPools
 client.nbdk gets `profile rbd` on each. One python process, as in
-ceph-up.py: every `ceph` CLI run costs seconds under TCG.
+ceph-up.py, and librados's mon commands rather than the `ceph` CLI.
 """
 import base64
 import json
@@ -34,7 +37,9 @@ import rbd
 CONF = "/etc/ceph/ceph.conf"
 STATE = os.environ.get("NBDK_CEPH_STATE", "/run/nbdk-ceph")
 ROOT = "nbdk-hosts"
-OSDS = {1: "h1", 2: "h2", 3: "h3"}
+HOSTS = ("h1", "h2", "h3")
+# The ids `add` gave the OSDs, for `remove`.
+IDS_FILE = f"{STATE}/crush-hosts.json"
 EC_POOL, AFFINE_POOL, TOPOLOGY_POOLS = "ec-data", "affine", ("topo-east", "topo-west")
 BASE_CAPS = "profile rbd pool=rbd, profile rbd pool=rbd-data"
 TIMEOUT = 180
@@ -73,8 +78,12 @@ def pid_file(n):
 
 def add():
     c = Cluster()
+    first = max(json.loads(c.command(prefix="osd ls", format="json")), default=-1) + 1
+    osds = {first + i: host for i, host in enumerate(HOSTS)}
+    with open(IDS_FILE, "w") as f:
+        json.dump({str(n): host for n, host in osds.items()}, f)
     mkfs = {}
-    for n in OSDS:
+    for n in osds:
         osd_uuid, key = str(uuid.uuid4()), new_key()
         c.command(inbuf=json.dumps({"cephx_secret": key}).encode(), prefix="osd new", uuid=osd_uuid, id=n)
         data = f"{STATE}/osd/ceph-{n}"
@@ -87,12 +96,12 @@ def add():
     for n, p in mkfs.items():
         if p.wait() != 0:
             sys.exit(f"ceph-crush-hosts: ceph-osd -i {n} --mkfs failed (osd-{n}-mkfs.log in {STATE}/log)")
-    step("osd.1-3 made")
-    for n, host in OSDS.items():
+    step(f"osd.{first}-{first + 2} made")
+    for n, host in osds.items():
         with open(f"{STATE}/log/osd-{n}-start.log", "w") as log:
             subprocess.run(["ceph-osd", "-i", str(n), "--pid-file", pid_file(n),
                             "--crush-location", f"root={ROOT} host={host}"], check=True, stdout=log, stderr=log)
-    step("osd.1-3 started")
+    step(f"osd.{first}-{first + 2} started")
 
     c.command(prefix="osd crush rule create-replicated", name=ROOT, root=ROOT, type="host")
     c.command(prefix="osd pool create", pool=AFFINE_POOL, pg_num=8, pgp_num=8, rule=ROOT)
@@ -118,9 +127,15 @@ def add():
         io.remove_object("nbdk-ready")
     step("pools serve IO")
     c.admin.shutdown()
+    print("crush hosts: " + ",".join(f"{host}={n}" for n, host in osds.items()), flush=True)
 
 
 def remove():
+    if not os.path.exists(IDS_FILE):
+        step("nothing to remove: no add got as far as numbering its OSDs")
+        return
+    with open(IDS_FILE) as f:
+        osds = {int(n): host for n, host in json.load(f).items()}
     c = Cluster()
     c.client_caps(())
     c.command(prefix="config set", who="mon", name="mon_allow_pool_delete", value="true")
@@ -128,7 +143,7 @@ def remove():
         c.command(prefix="osd pool rm", pool=pool, pool2=pool, yes_i_really_really_mean_it=True, ok=(0, -2))
     c.command(prefix="config rm", who="mon", name="mon_allow_pool_delete")
     pids = []
-    for n in OSDS:
+    for n in osds:
         try:
             with open(pid_file(n)) as f:
                 pids.append(int(f.read().strip()))
@@ -139,9 +154,9 @@ def remove():
     deadline = time.monotonic() + TIMEOUT
     while any(os.path.exists(f"/proc/{pid}") for pid in pids):
         if time.monotonic() > deadline:
-            sys.exit("ceph-crush-hosts: osd.1-3 did not stop")
+            sys.exit(f"ceph-crush-hosts: osd {sorted(osds)} did not stop")
         time.sleep(0.2)
-    for n, host in OSDS.items():
+    for n, host in osds.items():
         c.command(prefix="osd down", ids=[str(n)], ok=(0, -2))
         # `osd purge` is the manager's (none runs here): its three steps.
         c.command(prefix="osd crush remove", name=f"osd.{n}", ok=(0, -2))
@@ -154,7 +169,8 @@ def remove():
     c.command(prefix="osd crush rm", name=ROOT, ok=(0, -2))
     c.command(prefix="osd erasure-code-profile rm", name="nbdk-ec21", ok=(0, -2))
     c.command(prefix="config rm", who="mon", name="mon_debug_no_require_bluestore_for_ec_overwrites")
-    step("osd.1-3 and their pools removed")
+    os.remove(IDS_FILE)
+    step(f"osd {sorted(osds)} and their pools removed")
     c.admin.shutdown()
 
 

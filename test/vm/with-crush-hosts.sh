@@ -1,16 +1,30 @@
 #!/bin/bash
 # Runs a command in the test VM with three more OSDs, each a CRUSH host of
 # its own, and the pools that need them (ceph-crush-hosts.py), then removes
-# them, so that the tests after it find the one-OSD cluster they expect.
-# The command learns the pools from the environment. The OSDs are the
-# guest's, beside the guest's own one-OSD Ceph (with-guest-ceph.sh).
+# them, so that the tests after it find the cluster they expect. Runs on the
+# host (a HOST_WRAPPER in test/CMakeLists.txt): the OSDs join the plain VMs'
+# native cluster (NBDK_VM_CLUSTER_STATE) in its namespaces, at native speed,
+# and the guest reaches them over its tap like the cluster's own. The
+# command learns the pools and the hosts' OSDs from its environment.
+#   with-crush-hosts.sh [--timeout SECONDS] -- COMMAND [ARG]...
 set -uo pipefail
-dir=$(dirname "$(readlink -f "$0")")
-[[ -n ${NBDK_GUEST_CEPH:-} ]] || exec "$dir/with-guest-ceph.sh" "$0" "$@"
-"$dir/ceph-crush-hosts.py" add || exit 125
-export NBDK_CEPH_EC_DATA_POOL=ec-data NBDK_CEPH_AFFINE_POOL=affine NBDK_CEPH_TOPOLOGY_POOLS=topo-east,topo-west \
-  NBDK_CEPH_CRUSH_HOSTS=h1=1,h2=2,h3=3
-"$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+vm_wrapper_args "$@"
+crush() { vm_in_cluster "$NBDK_VM_DIR/ceph-crush-hosts.py" "$1"; }
+# A failed add takes back what it made: the tests after this one share the cluster.
+failed_add() {
+  crush remove
+  exit "$NBDK_RC_HARNESS"
+}
+
+added=$(crush add)
 rc=$?
-"$dir/ceph-crush-hosts.py" remove || rc=${rc/#0/1}
+echo "$added"
+((rc == 0)) || failed_add
+hosts=$(sed -n 's/^crush hosts: //p' <<<"$added")
+[[ $hosts =~ ^h1=[0-9]+,h2=[0-9]+,h3=[0-9]+$ ]] || { echo "with-crush-hosts.sh: no hosts in that output" >&2; failed_add; }
+"${VM_EXEC[@]}" --env NBDK_CEPH_EC_DATA_POOL=ec-data --env NBDK_CEPH_AFFINE_POOL=affine \
+  --env NBDK_CEPH_TOPOLOGY_POOLS=topo-east,topo-west --env "NBDK_CEPH_CRUSH_HOSTS=$hosts" -- "${WRAPPED[@]}"
+rc=$?
+crush remove || rc=${rc/#0/1}
 exit "$rc"

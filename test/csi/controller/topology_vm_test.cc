@@ -1,6 +1,6 @@
-// What needs more than the VM's one OSD, against real Ceph through the VM's
-// nbdkeeperd: run under test/vm/with-crush-hosts.sh, which adds three OSDs,
-// each a CRUSH host of its own (h1-h3), and their pools.
+// What needs CRUSH hosts, against real Ceph through the VM's nbdkeeperd:
+// run under test/vm/with-crush-hosts.sh, which adds three OSDs to the plain
+// VMs' native cluster, each a CRUSH host of its own (h1-h3), and their pools.
 //  - an erasure-coded data pool, kept by snapshots, restores and clones;
 //  - topology: NodeGetInfo's segments from the node's labels, CreateVolume
 //    landing in the pool of topologyConstrainedPools the requested topology
@@ -80,7 +80,7 @@ class OsdReads {
   std::shared_ptr<RadosCluster> cluster_;
 };
 
-// The hosts' OSDs, from NBDK_CEPH_CRUSH_HOSTS ("h1=1,h2=2,h3=3").
+// The hosts' OSDs, from NBDK_CEPH_CRUSH_HOSTS ("h1=3,h2=4,h3=5").
 std::map<std::string, int> CrushHosts() {
   std::map<std::string, int> out;
   std::stringstream list(Env("NBDK_CEPH_CRUSH_HOSTS"));
