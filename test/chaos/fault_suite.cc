@@ -250,8 +250,9 @@ Row PastTheWindow(const VmCeph& ceph) {
 
 // Every ceph-osd stopped for `seconds` (with both servers killed at its
 // start when `kill_servers`: a re-attach under way). IO not resumed 30 s
-// after the OSDs continued: a stop that left the one-OSD cluster's PGs
-// laggy is cleared and said so; anything else gets 60 s more.
+// after the OSDs continued: a stop that left a one-OSD cluster's PGs laggy
+// (a guest's own Ceph, RecoverLaggyPgs) is cleared and said so; anything
+// else gets 60 s more.
 Row OsdStop(Keeper& k, int seconds, bool kill_servers) {
   std::string fault = kill_servers ? "every ceph-osd stopped, both rbd-nbd killed" : "every ceph-osd stopped";
   std::vector<uint64_t> restarts = Restarts(k, kill_servers ? 1 : 0);

@@ -1,11 +1,16 @@
 #include "test/common/vm_faults.h"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include "test/common/vm_command.h"
 #include "test/common/vm_volume.h"
@@ -15,11 +20,41 @@ namespace {
 
 using vmtest::RunCommand;
 
+// On every link: the guest's own Ceph listens on lo, the native cluster
+// beyond the guest's one network device.
 const std::vector<std::vector<std::string>> kDropRules = {
-    {"-o", "lo", "-p", "tcp", "--dport", "3300", "-j", "DROP"},
-    {"-o", "lo", "-p", "tcp", "--dport", "6789", "-j", "DROP"},
-    {"-o", "lo", "-p", "tcp", "--dport", "6800:7300", "-j", "DROP"},
+    {"-p", "tcp", "--dport", "3300", "-j", "DROP"},
+    {"-p", "tcp", "--dport", "6789", "-j", "DROP"},
+    {"-p", "tcp", "--dport", "6800:7300", "-j", "DROP"},
 };
+
+// "STOP|CONT <program>" asked of test/vm/with-cluster-faults.sh through the
+// share directory `dir`; its answer, within 30 s.
+void AskHost(const std::string& dir, const std::string& request) {
+  static int sequence = 0;
+  const std::string base = dir + "/" + std::to_string(::getpid()) + "-" + std::to_string(sequence++);
+  {
+    std::ofstream(base + ".tmp") << request << "\n";
+  }
+  std::filesystem::rename(base + ".tmp", base + ".req");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(base + ".done")) {
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no answer from the host to " + request);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::stringstream answer;
+  answer << std::ifstream(base + ".done").rdbuf();
+  std::filesystem::remove(base + ".done");
+  if (answer.str() != "ok\n") throw std::runtime_error(request + ": " + answer.str());
+}
+
+// Where the cluster's processes are the host's (the native cluster), the
+// share directory to ask for their signals; empty where they are this
+// guest's.
+std::string HostFaultsDir() {
+  const char* dir = std::getenv("NBDK_CLUSTER_FAULTS");
+  return dir == nullptr ? "" : dir;
+}
 
 Status Iptables(const char* op, const std::vector<std::string>& rule) {
   std::vector<std::string> argv = {"iptables", op, "OUTPUT"};
@@ -32,12 +67,25 @@ Status Iptables(const char* op, const std::vector<std::string>& rule) {
 
 }  // namespace
 
-Paused::Paused(const std::string& program) : pids_(vmtest::ProcessesOf(program)) {
+Paused::Paused(const std::string& program) : program_(program), host_faults_dir_(HostFaultsDir()) {
+  if (!host_faults_dir_.empty()) {
+    AskHost(host_faults_dir_, "STOP " + program_);
+    return;
+  }
+  pids_ = vmtest::ProcessesOf(program);
   if (pids_.empty()) throw std::runtime_error("no " + program + " to pause");
   for (pid_t pid : pids_) ::kill(pid, SIGSTOP);
 }
 
 Paused::~Paused() {
+  if (!host_faults_dir_.empty()) {
+    try {
+      AskHost(host_faults_dir_, "CONT " + program_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "vm_faults: %s\n", e.what());
+    }
+    return;
+  }
   for (pid_t pid : pids_) ::kill(pid, SIGCONT);
 }
 

@@ -72,8 +72,11 @@ class NodeContainer : public systemdtest::SystemdVmTest {
     }();
     return spec;
   }
+  // Images of their own: the systemd VM's suites, before this one on the
+  // same native cluster, leave theirs staged for a power cut.
   static WrittenVolumes& Staged() {
-    static WrittenVolumes staged(Ceph(), Spec().health_port);
+    static const systemdtest::CsiVolume ext4{"ct-ext4", false}, block{"ct-block", true};
+    static WrittenVolumes staged(Ceph(), Spec().health_port, {&ext4, &block});
     return staged;
   }
 

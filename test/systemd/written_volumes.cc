@@ -33,8 +33,8 @@ void UnpublishAndUnstage(csi::v1::Node::Stub& node, const vmtest::VmCeph& ceph, 
   EXPECT_TRUE(RbdNbdProcessesFor(ceph, v.image).empty()) << v.image;
 }
 
-WrittenVolumes::WrittenVolumes(vmtest::VmCeph& ceph, int health_port)
-    : ceph_(ceph), health_port_(health_port), volumes_{&Ext4Volume(), &BlockVolume()} {}
+WrittenVolumes::WrittenVolumes(vmtest::VmCeph& ceph, int health_port, std::vector<const CsiVolume*> volumes)
+    : ceph_(ceph), health_port_(health_port), volumes_(std::move(volumes)) {}
 
 void WrittenVolumes::StageAndPublish(csi::v1::Node::Stub& node) {
   for (const CsiVolume* v : volumes_) {

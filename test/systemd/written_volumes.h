@@ -26,8 +26,11 @@ void UnpublishAndUnstage(csi::v1::Node::Stub& node, const vmtest::VmCeph& ceph, 
 
 class WrittenVolumes {
  public:
-  // The daemon's /status on 127.0.0.1:health_port.
-  WrittenVolumes(vmtest::VmCeph& ceph, int health_port);
+  // The daemon's /status on 127.0.0.1:health_port; `volumes` (default
+  // Ext4Volume and BlockVolume): a suite of another VM on the same native
+  // cluster names images of its own, since a powered-off VM's volumes stay.
+  WrittenVolumes(vmtest::VmCeph& ceph, int health_port,
+                 std::vector<const CsiVolume*> volumes = {&Ext4Volume(), &BlockVolume()});
 
   const std::vector<const CsiVolume*>& volumes() const { return volumes_; }
   std::map<std::string, std::unique_ptr<vmtest::Writer>>& writers() { return writers_; }

@@ -25,10 +25,23 @@ ceph_pids() {
   done
 }
 
-host_conf_before=$(ls -la /etc/ceph)
+# The host's /etc/ceph: its entries and its own mode and mtime (not those of
+# /etc, which other programs on the host change).
+host_conf() { ls -lA --time-style=full-iso /etc/ceph && stat -c '%a %U %y' /etc/ceph; }
+# What a failed count saw: every ceph process on the host, with its pid
+# namespace.
+all_ceph() {
+  local pid
+  for pid in $(pgrep 'ceph-'); do
+    echo "$pid $(readlink "/proc/$pid/ns/pid" 2>/dev/null) $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+  done
+}
+
+host_conf_before=$(host_conf)
 "$cluster" start
 first=$(ceph_pids)
-(($(wc -w <<<"$first") == 4)) || fail "want 1 monitor and 3 OSDs of the new cluster, got pids: $first"
+(($(wc -w <<<"$first") == 4)) ||
+  fail "want 1 monitor and 3 OSDs of the new cluster (pid namespace of PID 1 $(vm_cluster_pid "$state")), got pids: $first; all: $(all_ceph)"
 pass "the cluster runs 1 monitor and 3 OSDs"
 
 links=$("$cluster" exec ip -o link show | awk -F': ' '{print $2}' | sort | tr '\n' ' ')
@@ -38,7 +51,7 @@ routes=$("$cluster" exec ip -4 route show table all | grep -v '^local \|^broadca
   $(wc -l <<<"$routes") -eq 1 ]] || fail "the namespace has routes beyond its loopback and its tap's link: $routes"
 pass "the namespace has only its loopback and the VMs' tap, and no route out"
 
-[[ $(ls -la /etc/ceph) == "$host_conf_before" ]] || fail "the host's /etc/ceph changed"
+[[ $(host_conf) == "$host_conf_before" ]] || fail "the host's /etc/ceph changed: $(diff <(echo "$host_conf_before") <(host_conf))"
 "$cluster" exec test -s /etc/ceph/ceph.conf || fail "no ceph.conf inside the namespace"
 pass "its /etc/ceph is its own; the host's is unchanged"
 
@@ -48,7 +61,7 @@ for pid in $first; do
   ! kill -0 "$pid" 2>/dev/null || fail "process $pid of the left-behind cluster survived the next start"
 done
 second=$(ceph_pids)
-(($(wc -w <<<"$second") == 4)) || fail "the second start runs $second"
+(($(wc -w <<<"$second") == 4)) || fail "the second start runs $second; all: $(all_ceph)"
 "$cluster" exec rbd --id nbdk ls "$(sed -n 's/^NBDK_CEPH_POOL=//p' "$state/env")" >/dev/null ||
   fail "the new cluster does not serve its pool"
 pass "the next start stopped the left-behind cluster, and the new one serves"

@@ -4,7 +4,9 @@
 # the system setup, brings Ceph up (ceph-up.sh) or joins the native test
 # cluster over its tap (nbdk.cluster=, vm-start), then serves jobs. With
 # nbdk.init=systemd it only prepares the root and execs systemd, which runs
-# the rest as two units: nbdk-vm-ceph.service (`guest-init.sh ceph`), then
+# the rest as two units: nbdk-vm-ceph.service (`guest-init.sh ceph`: the
+# native cluster joined, or a Ceph of its own on the disk; `guest-init.sh
+# leave` takes the cluster's link down when it stops), then
 # nbdk-vm-agent.service (`guest-init.sh agent`, always agent mode).
 #   nbdk.mode=agent    run each new share/jobs/*.job in name order, output
 #                      to share/out/<id>.out, status to share/out/<id>.rc,
@@ -105,10 +107,11 @@ exec_systemd() {
       [[ -e $wanted || -L $wanted ]] && ln -sfn /dev/null "/etc/systemd/system/${wanted##*/}"
     done
     # The cluster comes before network-online.target: to the units under
-    # test it is the network storage a host reaches once online.
+    # test it is the network storage a host reaches once online, and it
+    # goes away after them at shutdown (a volume unmapped late would hang).
     cat >/etc/systemd/system/nbdk-vm-ceph.service <<EOF
 [Unit]
-Description=nbdkeeper test VM: the one-node Ceph cluster
+Description=nbdkeeper test VM: the Ceph cluster
 Before=network-online.target
 
 [Service]
@@ -116,6 +119,7 @@ Type=oneshot
 RemainAfterExit=yes
 TimeoutStartSec=600
 ExecStart=$HERE/guest-init.sh ceph
+ExecStop=$HERE/guest-init.sh leave
 StandardOutput=journal+console
 EOF
     cat >/etc/systemd/system/nbdk-vm-agent.service <<EOF
@@ -275,9 +279,19 @@ case "${1:-}" in
   ceph)  # nbdk-vm-ceph.service
     mount_share
     log "up after $(cut -d' ' -f1 /proc/uptime) s of guest time; kernel $(uname -r)"
-    export NBDK_CEPH_STATE=/var/lib/nbdk-ceph NBDK_CEPH_STORE=bluestore
-    bring_up_ceph && exit 0
+    if [[ -n $(arg cluster) ]]; then
+      join_cluster && exit 0
+    else
+      export NBDK_CEPH_STATE=/var/lib/nbdk-ceph NBDK_CEPH_STORE=bluestore
+      bring_up_ceph && exit 0
+    fi
     poweroff_now
+    ;;
+  leave)  # nbdk-vm-ceph.service's stop
+    for dev in /sys/class/net/*; do
+      [[ ${dev##*/} == lo ]] || ip link set "${dev##*/}" down
+    done
+    exit 0
     ;;
   agent)  # nbdk-vm-agent.service
     open_nap

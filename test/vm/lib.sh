@@ -1,6 +1,7 @@
 # Shared by the host-side VM scripts (kernel.sh, vm-start, vm-exec, vm-stop,
-# vm-run). Sourced, never executed. The guest side does not use it: inside
-# the VM only guest-init.sh, ceph-up.sh and the tests run.
+# vm-run, cluster, and the host wrappers with-crush-hosts.sh and
+# with-cluster-faults.sh). Sourced, never executed. The guest side does not
+# use it: inside the VM only guest-init.sh, ceph-up.sh and the tests run.
 
 NBDK_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NBDK_REPO=$(cd "$NBDK_VM_DIR/../.." && pwd)
@@ -18,6 +19,28 @@ readonly NBDK_RC_HARNESS=125   # VM not running, died, or failed to boot
 
 vm_log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 vm_die() { vm_log "ERROR: $*"; exit "$NBDK_RC_HARNESS"; }
+
+# A host wrapper's arguments (with-crush-hosts.sh, with-cluster-faults.sh),
+# `[--timeout SECONDS] -- COMMAND [ARG]...`: sets VM_EXEC to vm-exec with
+# that timeout and WRAPPED to the command, which the wrapper runs in the VM
+# with the native cluster of NBDK_VM_CLUSTER_STATE.
+vm_wrapper_args() {
+  local usage="usage: ${0##*/} [--timeout SECONDS] -- COMMAND [ARG]..."
+  VM_EXEC=("$NBDK_VM_DIR/vm-exec")
+  if [[ ${1:-} == --timeout ]]; then
+    (($# >= 2)) || vm_die "$usage"
+    VM_EXEC+=(--timeout "$2")
+    shift 2
+  fi
+  [[ ${1:-} == -- ]] && shift
+  (($#)) || vm_die "$usage"
+  [[ -n ${NBDK_VM_CLUSTER_STATE:-} ]] || vm_die "${0##*/}: NBDK_VM_CLUSTER_STATE is not set"
+  WRAPPED=("$@")
+}
+
+# Runs a command in the namespaces of the VMs' native cluster
+# (NBDK_VM_CLUSTER_STATE), as `cluster exec` does.
+vm_in_cluster() { NBDK_CLUSTER_STATE=$NBDK_VM_CLUSTER_STATE "$NBDK_VM_DIR/cluster" exec -- "$@"; }
 
 # The native test cluster (cluster): its namespaces hold a tap that the
 # plain VMs' qemu opens, and the cluster's address on that link; the guest
@@ -81,8 +104,9 @@ vm_disk() { echo "$NBDK_VM_STATE/disk.img"; }
 # cluster (cluster), qemu runs in that cluster's network namespace and the
 # guest's one network device is the cluster's tap: the guest reaches Ceph
 # there and nothing else. Without it the guest has no network device and
-# brings up its own Ceph on lo. Needs KERNEL, INITRD and MODDIR from
-# kernel.sh. TCG only: KVM does not work on these machines.
+# brings up its own Ceph on lo (a systemd VM's on its disk). Needs KERNEL,
+# INITRD and MODDIR from kernel.sh. TCG only: KVM does not work on these
+# machines.
 vm_qemu_argv() {
   local mode=$1 init=${2:-plain} cluster=${3:-}
   local append="console=ttyS0 quiet panic=-1 nbdk.stage2=$NBDK_VM_DIR/guest-init.sh nbdk.moddir=$MODDIR nbdk.mode=$mode"
@@ -93,7 +117,9 @@ vm_qemu_argv() {
     prefix=(nsenter "--net=/proc/$pid/ns/net" --)
     nic=(-netdev "tap,id=cluster,ifname=$NBDK_CLUSTER_TAP,script=no,downscript=no"
       -device virtio-net-pci,netdev=cluster)
-    append+=" nbdk.cluster=$cluster nbdk.addr=$NBDK_GUEST_ADDR nbdk.cluster_addr=$NBDK_CLUSTER_ADDR"
+    # net.ifnames=0: a systemd VM's udev keeps the link's name while the
+    # guest configures it.
+    append+=" nbdk.cluster=$cluster nbdk.addr=$NBDK_GUEST_ADDR nbdk.cluster_addr=$NBDK_CLUSTER_ADDR net.ifnames=0"
   fi
   QEMU_ARGV=(
     "${prefix[@]}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max

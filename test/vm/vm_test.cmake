@@ -111,7 +111,6 @@ endfunction()
 function(nbdk_add_vm_platform_test)
   cmake_parse_arguments(VT "SYSTEMD;CONTAINER;HOST" "NAME;TIMEOUT;PLATFORM" "COMMAND;ENV" ${ARGN})
   set(platform ${VT_PLATFORM})
-  set(cluster_fixture)
   set(env_args)
   foreach(e IN LISTS VT_ENV)
     list(APPEND env_args --env ${e})
@@ -132,8 +131,6 @@ function(nbdk_add_vm_platform_test)
   else()
     set(fixture vm)
     set(state ${NBDK_VM_STATE})
-    # Its guest's Ceph is the native cluster's: it must outlive the test.
-    set(cluster_fixture vm_cluster)
   endif()
   set(labels vm)
   set(platform_env)
@@ -149,11 +146,14 @@ function(nbdk_add_vm_platform_test)
   # test/vm boots only the fixtures some test requires.
   set_property(GLOBAL APPEND PROPERTY NBDK_VM_FIXTURES_USED ${fixture})
   set_tests_properties(${VT_NAME} PROPERTIES
-    FIXTURES_REQUIRED "${fixture};${cluster_fixture}"
+    # Every VM's Ceph is the native cluster's: it must outlive the test (a
+    # HOST command boots the VM again or adds to the cluster:
+    # test/systemd/cold-boot.sh, test/vm/with-crush-hosts.sh).
+    FIXTURES_REQUIRED "${fixture};vm_cluster"
     RESOURCE_LOCK vm
     LABELS "${labels}"
     TIMEOUT ${ctest_timeout}
-    ENVIRONMENT "NBDK_VM_STATE=${state};NBDK_VM_DIR=${NBDK_VM_DIR}${platform_env}")
+    ENVIRONMENT "NBDK_VM_STATE=${state};NBDK_VM_DIR=${NBDK_VM_DIR};NBDK_VM_CLUSTER_STATE=${NBDK_VM_CLUSTER_STATE}${platform_env}")
   if(NOT VT_NAME MATCHES "^vm_kernel" AND NOT VT_SYSTEMD AND NOT VT_CONTAINER)
     # Ordering only: the harness's own check runs first, in a fresh VM.
     if(platform)
