@@ -23,9 +23,10 @@ using Setter = Status (*)(const std::string& value, CtlCommand* c);
 struct OptionRule {
   std::string_view name;
   std::string_view alias;  // a short spelling ("-o"), or ""
-  bool takes_value;
+  std::string_view value;  // what it takes, as --help names it ("FILE"); "": a switch
   uint32_t actions;
   Setter set;
+  std::string_view help;
 };
 
 Status SetCluster(const std::string& v, CtlCommand* c) {
@@ -102,29 +103,75 @@ Status SetFormat(const std::string& v, CtlCommand* c) {
 }
 
 const OptionRule kOptions[] = {
-    {"--config", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.config_file = v; return Status::Ok(); }},
-    {"--csi-endpoint", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.csi_endpoint = v; return Status::Ok(); }},
-    {"--health", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.health = v; return Status::Ok(); }},
-    {"--persist-file", "", true, kAll, [](const std::string& v, CtlCommand* c) { c->global.persist_file = v; return Status::Ok(); }},
-    {"--cluster", "", true, kCredentials, SetCluster},
-    {"--id", "", true, kCredentials, SetId},
-    {"--keyfile", "", true, kCredentials, [](const std::string& v, CtlCommand* c) { c->map.keyfile = v; return Status::Ok(); }},
-    {"--fs", "", true, kMapOnly, SetFs},
-    {"--block", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.block = true; return Status::Ok(); }},
-    {"--mount", "", true, kMapOnly, SetMount},
-    {"--mount-options", "", true, kMapOnly, [](const std::string& v, CtlCommand* c) { c->map.mount_options.push_back(v); return Status::Ok(); }},
-    {"--options", "-o", true, kMapOnly, AddMapOptions},
-    {"--exclusive", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { return AddMapOptions("exclusive", c); }},
-    {"--ro", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
-    {"--read-only", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); }},
-    {"--size", "", true, kMapOnly, SetSize},
-    {"--encrypt", "", true, kMapOnly, SetEncrypt},
-    {"--persist", "", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->persist = true; return Status::Ok(); }},
-    {"--quiet", "-q", false, kMapOnly, [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kQuiet; return Status::Ok(); }},
-    {"--json", "", false, kMapOnly | Bit(CtlAction::kList), [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kJson; return Status::Ok(); }},
-    {"--format", "", true, kMapOnly | Bit(CtlAction::kList), SetFormat},
-    {"--force", "", false, Bit(CtlAction::kUnmap) | Bit(CtlAction::kUnmapAll), [](const std::string&, CtlCommand* c) { c->force = true; return Status::Ok(); }},
-    {"--persisted", "", false, Bit(CtlAction::kUnmapAll), [](const std::string&, CtlCommand* c) { c->persisted_only = true; return Status::Ok(); }},
+    {"--config", "", "FILE", kAll,
+     [](const std::string& v, CtlCommand* c) { c->global.config_file = v; return Status::Ok(); },
+     "the daemon's config file (endpoints, clusters and state dir from it); default /etc/nbdkeeper/config.json if it exists"},
+    {"--csi-endpoint", "", "URL", kAll,
+     [](const std::string& v, CtlCommand* c) { c->global.csi_endpoint = v; return Status::Ok(); },
+     "the daemon's CSI socket; default: the config file's, else unix:///run/nbdkeeper/csi.sock"},
+    {"--health", "", "ADDR", kAll,
+     [](const std::string& v, CtlCommand* c) { c->global.health = v; return Status::Ok(); },
+     "the daemon's health endpoint; default: the config file's, else 127.0.0.1:9810"},
+    {"--persist-file", "", "FILE", kAll,
+     [](const std::string& v, CtlCommand* c) { c->global.persist_file = v; return Status::Ok(); },
+     "the volumes file; default /etc/nbdkeeper/volumes.json"},
+    {"--cluster", "", "NAME", kCredentials,
+     SetCluster,
+     "a cluster ID of ceph-csi's config.json; without one, /etc/ceph/NAME.conf (default ceph)"},
+    {"--id", "", "USER", kCredentials,
+     SetId,
+     "the cephx user, without 'client.' (default admin)"},
+    {"--keyfile", "", "FILE", kCredentials,
+     [](const std::string& v, CtlCommand* c) { c->map.keyfile = v; return Status::Ok(); },
+     "the cephx key or a keyring; default: the keyring librados would read"},
+    {"--fs", "", "ext4|xfs", kMapOnly,
+     SetFs,
+     "the filesystem made on a blank image (default ext4)"},
+    {"--block", "", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { c->map.block = true; return Status::Ok(); },
+     "the raw block device, no filesystem"},
+    {"--mount", "", "PATH", kMapOnly,
+     SetMount,
+     "publish it there too (a bind mount of the staged volume)"},
+    {"--mount-options", "", "OPTS", kMapOnly,
+     [](const std::string& v, CtlCommand* c) { c->map.mount_options.push_back(v); return Status::Ok(); },
+     "the filesystem's mount options, through the daemon's allow-list"},
+    {"--options", "-o", "OPTS", kMapOnly,
+     AddMapOptions,
+     "rbd-nbd's map options, comma-separated, through the daemon's allow-list"},
+    {"--exclusive", "", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { return AddMapOptions("exclusive", c); },
+     "rbd-nbd --exclusive: librbd refuses any other writer"},
+    {"--ro", "", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); },
+     "mapped and mounted read-only (a snapshot always is)"},
+    {"--read-only", "", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); },
+     "the same as --ro"},
+    {"--size", "", "SIZE", kMapOnly,
+     SetSize,
+     "create the image first, of SIZE (10G, 512M, 1T, bytes)"},
+    {"--encrypt", "", "FILE", kMapOnly,
+     SetEncrypt,
+     "LUKS2 as ceph-csi's, the passphrase the file's bytes (mode 0600; with --size, or an image marked encryptionPrepared)"},
+    {"--persist", "", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { c->persist = true; return Status::Ok(); },
+     "keep it in the volumes file: mapped again after a reboot (nbdkeeper-volumes.service)"},
+    {"--quiet", "-q", "", kMapOnly,
+     [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kQuiet; return Status::Ok(); },
+     "print the device path alone, on a terminal too"},
+    {"--json", "", "", kMapOnly | Bit(CtlAction::kList),
+     [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kJson; return Status::Ok(); },
+     "print a JSON object (list: rbd device list's keys and nbdkeeper's)"},
+    {"--format", "", "json|plain", kMapOnly | Bit(CtlAction::kList),
+     SetFormat,
+     "json: as --json; plain: the text"},
+    {"--force", "", "", Bit(CtlAction::kUnmap) | Bit(CtlAction::kUnmapAll),
+     [](const std::string&, CtlCommand* c) { c->force = true; return Status::Ok(); },
+     "first unmount what else is mounted from its device"},
+    {"--persisted", "", "", Bit(CtlAction::kUnmapAll),
+     [](const std::string&, CtlCommand* c) { c->persisted_only = true; return Status::Ok(); },
+     "only the volumes of the volumes file, in its reverse order"},
 };
 
 const OptionRule* RuleFor(std::string_view spelling) {
@@ -261,11 +308,12 @@ Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args) {
       const OptionRule* rule = RuleFor(name);
       if (rule == nullptr) return Status::InvalidArgument("unknown option " + QuoteField(name) + " (see --help)");
       std::string value;
-      if (!rule->takes_value) {
+      if (rule->value.empty()) {
         if (name.size() < arg.size()) return Status::InvalidArgument(name + " takes no value");
       } else if (name.size() < arg.size()) {
         value = arg.substr(name.size() + (arg[name.size()] == '=' ? 1 : 0));
-      } else if (i + 1 < args.size()) {
+      } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+        // A value is never an option: one given there means this one's was left out.
         value = args[++i];
       } else {
         return Status::InvalidArgument(name + ": missing value");
@@ -298,63 +346,20 @@ Result<CtlCommand> ParseCtlArgs(const std::vector<std::string>& args) {
   return c;
 }
 
-std::string CtlUsage() {
-  return R"(Usage: nbdkeeperctl [global options] COMMAND [arguments]
-The operator's command line for nbdkeeperd: maps Ceph RBD images through the
-daemon's CSI socket and reads its health endpoint.
-
-Commands:
-  map [POOL/[NAMESPACE/]]IMAGE[@SNAP] [--cluster NAME] [--id USER]
-      [--keyfile FILE] [--fs ext4|xfs | --block] [--mount PATH]
-      [--mount-options OPTS] [-o|--options OPTS] [--exclusive] [--ro]
-      [--size SIZE] [--persist] [--encrypt PASSPHRASE_FILE] [--quiet | --json]
-                     stage (and with --mount publish) the image (pool "rbd"
-                     when none is named), or its snapshot SNAP read-only (as
-                     rbd device map); --size
-                     creates it first; --persist brings it back after a
-                     reboot; --encrypt: LUKS2 as ceph-csi's, the passphrase
-                     the file's bytes (mode 0600; with --size, or an image
-                     marked encryptionPrepared). Prints the device path
-                     alone unless on a terminal; --json: an object
-  unmap IMAGE|PATH [--force]
-                     unpublish and unstage (IMAGE, volume ID, device or
-                     mount) and drop it from the volumes file; --force:
-                     first unmount what else is mounted from its device
-  unmap-all [--persisted] [--force]
-                     unmap every volume (--persisted: those of the volumes
-                     file), persisted ones in its reverse order; the file
-                     stays (shutdown: nbdkeeper-volumes.service)
-  expand IMAGE SIZE  grow the image (volumes made with --size), device and filesystem
-  list, status       the volumes table (--format json or --json for scripts:
-                     rbd device list's keys and nbdkeeper's)
-  watch              the table, refreshed every second
-  logs VOLUME        the rbd-nbd output the daemon kept for a volume
-  health             exit 0 when ready and every volume is connected
-  apply              map every persisted volume that is not mapped (boot)
-
-Global options:
-  --config FILE         the daemon's config file (endpoints, clusters and state
-                        dir from it); default /etc/nbdkeeper/config.json if it exists
-  --csi-endpoint URL    default: the daemon's, unix:///run/nbdkeeper/csi.sock
-  --health ADDR         default: the daemon's, 127.0.0.1:9810
-  --persist-file FILE   default: /etc/nbdkeeper/volumes.json
-
-Clusters: with ceph-csi's config.json (the daemon's ceph_csi_config),
---cluster names one of its cluster IDs; without it, --cluster NAME means
-/etc/ceph/NAME.conf (default ceph), as for rbd. Keys: --keyfile FILE holds
-the cephx key (or a keyring); without it, the keyring librados would read
-(the ceph.conf's key, keyfile or keyring settings, else
-/etc/ceph/NAME.client.USER.keyring). Never on the command line.
-
-Exit status:
-  0  done
-  1  the daemon refused or failed the operation (the message says why)
-  2  bad command line
-  3  nbdkeeperd is not running (no socket, or nothing listens)
-  4  no permission on the daemon's socket
-  5  no such volume or image
-  6  health: the daemon is not ready, or a volume is not connected
-)";
+std::vector<CtlOptionDoc> CtlOptionDocs() {
+  static const std::pair<CtlAction, std::string_view> kNames[] = {
+      {CtlAction::kMap, "map"},       {CtlAction::kUnmap, "unmap"}, {CtlAction::kUnmapAll, "unmap-all"},
+      {CtlAction::kExpand, "expand"}, {CtlAction::kList, "list"},
+  };
+  std::vector<CtlOptionDoc> docs;
+  for (const OptionRule& r : kOptions) {
+    std::string commands;
+    for (const auto& [action, name] : kNames) {
+      if (r.actions != kAll && (r.actions & Bit(action)) != 0) commands += (commands.empty() ? "" : ", ") + std::string(name);
+    }
+    docs.push_back({r.name, r.alias, r.value, r.help, commands});
+  }
+  return docs;
 }
 
 }  // namespace nbdk::ctl

@@ -3,12 +3,14 @@
 //   nbdkeeperctl [--config FILE] [--csi-endpoint URL] [--health ADDR]
 //                [--persist-file FILE] COMMAND ...
 // Every problem is an InvalidArgument naming the option (exit status 2).
-// Each option is one row of a table in ctl_args.cc: its spellings, whether
-// it takes a value, the commands it applies to and what it sets.
+// Each option is one row of a table in ctl_args.cc: its spellings, what
+// value it takes, the commands it applies to, what it sets and its line in
+// --help (and so in the man page, which help2man makes of --help).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -96,6 +98,17 @@ Status CheckMapSpec(const MapSpec& spec);
 // then travels as imageName, so both may be mapped side by side).
 std::string StaticVolumeId(const MapSpec& spec);
 
+// The option table's rows as --help shows them (ctl_usage.cc).
+struct CtlOptionDoc {
+  std::string_view name;   // "--options"
+  std::string_view alias;  // "-o", or ""
+  std::string_view value;  // "OPTS"; "": a switch
+  std::string_view help;
+  std::string commands;    // the commands it applies to ("map, expand"); "": every command
+};
+std::vector<CtlOptionDoc> CtlOptionDocs();
+
+// --help: the commands, then every option of the table (ctl_usage.cc).
 std::string CtlUsage();
 
 }  // namespace nbdk::ctl

@@ -49,6 +49,35 @@ TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
   }
 }
 
+TEST(CtlArgsTest, AnOptionIsNeverTakenAsTheValueOfTheOneBefore) {
+  auto c = Parse({"map", "rbd/img", "--keyfile", "--ro"});
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(c.status().message(), "--keyfile: missing value");
+  // Given with '=', a value is what it is, and its own check judges it.
+  auto joined = Parse({"map", "rbd/img", "--mount-options=--x"});
+  EXPECT_EQ(joined.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(joined.status().message().find("missing value"), std::string::npos) << joined.status().message();
+  EXPECT_TRUE(Parse({"map", "rbd/img", "--keyfile", "/etc/ceph/k", "--ro"}).ok());
+}
+
+// --help is made of the option table: every option the parser accepts is
+// in it, with its value and the commands it applies to.
+TEST(CtlArgsTest, HelpShowsEveryOptionOfTheTable) {
+  std::string help = CtlUsage();
+  std::vector<CtlOptionDoc> docs = CtlOptionDocs();
+  ASSERT_GE(docs.size(), 20u);
+  for (const CtlOptionDoc& o : docs) {
+    std::string line = (o.alias.empty() ? "" : std::string(o.alias) + ", ") + std::string(o.name) +
+                       (o.value.empty() ? "" : " " + std::string(o.value));
+    EXPECT_NE(help.find("  " + line + " "), std::string::npos) << line;
+    EXPECT_NE(help.find(std::string(o.help)), std::string::npos) << o.name;
+    EXPECT_FALSE(o.help.empty()) << o.name;
+  }
+  EXPECT_NE(help.find("  --cluster NAME"), std::string::npos);
+  EXPECT_NE(help.find("[map, expand] a cluster ID"), std::string::npos) << help;
+  EXPECT_NE(help.find("  -o, --options OPTS"), std::string::npos) << help;
+}
+
 // An argument is quoted by QuoteField: escaped and bounded, never pasted.
 TEST(CtlArgsTest, ErrorsQuoteArgumentsEscaped) {
   EXPECT_EQ(Parse({"list\n\x1b[2J"}).status().message(),
