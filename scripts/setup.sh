@@ -15,12 +15,14 @@ build_packages=(
   rapidjson-dev librbd-dev librados-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev libsystemd-dev libhttp-parser-dev libmount-dev libblkid-dev
   libssl-dev libcryptsetup-dev  # encryption/: scrypt and AES-GCM, LUKS2 through libcryptsetup
+  help2man  # the man pages, made of each binary's --help
 )
 # The host's own checks.
 check_packages=(
   systemd  # systemd-analyze verify checks the unit file
   clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan
   ninja-build mold ccache  # the build: ninja, mold for the tests, a compile cache outside the checkout
+  lintian  # test/deploy checks the Debian package (scripts/package.sh)
 )
 # The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
 # nbd (the host side), and a one-node Ceph and the tests' tools run inside it
