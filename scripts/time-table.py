@@ -10,10 +10,13 @@ Reads the run's times directory:
   boots.tsv    STATE <tab> SECONDS <tab> CEPH_MS, one line a VM boot
                (test/vm/vm-start: boot to ready, and Ceph's share of it)
                or a native cluster's start (test/vm/cluster)
+Ends with each failed test's telling lines (CI keeps a log's head and
+tail, so what failed is said last).
 Usage: time-table.py TIMES_DIR [--all]
   --all  every test; by default the tests under 1 s are summed in one line.
 """
 import pathlib
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -35,8 +38,22 @@ def read_phases(times):
             for name, start, end, status in read_tsv(times / "phases.tsv", 4)]
 
 
-def read_tests(times):
-    """(seconds, phase, test, status) of every test in every JUnit report."""
+# A line that says why a test failed: gtest's, the shell harnesses', a
+# crash's.
+TELLING = re.compile(r"Failure$|FAIL|ERROR|[Ee]rror:|[Aa]bort|signal|terminate called|Timeout|TIMEDOUT|Killed")
+TELLING_LINES, LAST_LINES = 6, 3
+
+
+def digest(output):
+    """The first telling lines of a failed test's output and its last ones."""
+    lines = [line.rstrip()[:200] for line in output.splitlines() if line.strip()]
+    telling = [line for line in lines if TELLING.search(line)][:TELLING_LINES]
+    return telling + [line for line in lines[-LAST_LINES:] if line not in telling]
+
+
+def read_tests(times, failures=None):
+    """(seconds, phase, test, status) of every test in every JUnit report;
+    with `failures`, appends (phase, test, digest) of each failed one."""
     rows = []
     for report in sorted(times.glob("*.xml")):
         try:
@@ -48,6 +65,8 @@ def read_tests(times):
             status = case.get("status", "run")
             if case.find("failure") is not None:
                 status = "FAILED"
+                if failures is not None:
+                    failures.append((report.stem, case.get("name", "?"), digest(case.findtext("system-out") or "")))
             elif status == "run":
                 status = "passed"
             rows.append((float(case.get("time", "0")), report.stem, case.get("name", "?"), status))
@@ -65,7 +84,8 @@ def main():
     times = pathlib.Path(sys.argv[1])
     every = "--all" in sys.argv[2:]
     phases = read_phases(times)
-    tests = read_tests(times)
+    failures = []
+    tests = read_tests(times, failures)
     boots = read_boots(times)
 
     print("=== time table ===")
@@ -94,6 +114,12 @@ def main():
         if small:
             print(f"  {sum(t[0] for t in small):8.1f} s  {len(small)} tests under 1 s each")
     print("=== end of time table ===")
+    if failures:
+        print(f"=== {len(failures)} failed, each with its telling lines ===")
+        for phase, name, lines in failures:
+            print(f"{phase} {name}:")
+            for line in lines:
+                print(f"  | {line}")
 
 
 if __name__ == "__main__":
