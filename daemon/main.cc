@@ -9,6 +9,7 @@
 
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/fatal_signal_report.h"
 #include "base/log.h"
 #include "base/version.h"
 
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
   // /proc. Its rbd-nbd children are dumpable again after their exec.
   if (prctl(PR_SET_DUMPABLE, 0) != 0) {
     std::fprintf(stderr, "nbdkeeperd: prctl(PR_SET_DUMPABLE, 0): %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (!nbdk::ReportFatalSignals()) {
+    std::fprintf(stderr, "nbdkeeperd: sigaction of the fatal signals: %s\n", std::strerror(errno));
     return 1;
   }
   nbdk::SetLogLevel(parsed->config.log_level);

@@ -118,4 +118,23 @@ std::string DaemonProcess::Log() const {
   return ss.str();
 }
 
+std::string DaemonProcess::LogTail(size_t lines) const {
+  const std::string log = Log();
+  size_t start = log.size();
+  for (size_t seen = 0; start > 0 && seen < lines;) {
+    if (log[--start] == '\n' && start + 1 < log.size()) ++seen;
+  }
+  return log.substr(start == 0 ? 0 : start + 1);
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (status == -1) return "still running";
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + (name ? name : "?") + ")";
+  }
+  return "wait status " + std::to_string(status);
+}
+
 }  // namespace nbdk::test

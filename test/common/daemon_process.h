@@ -39,6 +39,8 @@ class DaemonProcess {
   int start_exit_status() const { return start_exit_status_; }
   std::string log_path() const { return dir_ + "/daemon.log"; }
   std::string Log() const;
+  // The log's last `lines` lines: what a dead daemon said last.
+  std::string LogTail(size_t lines) const;
 
  private:
   // Runs `args` with stdout and stderr appended to the log; waits as Start().
@@ -49,6 +51,10 @@ class DaemonProcess {
   int health_port_ = 0;
   int start_exit_status_ = -1;
 };
+
+// A wait status as a person reads it: "exit status 0", "killed by signal
+// 11 (SEGV)"; -1 (DaemonProcess::Wait's timeout) is "still running".
+std::string DescribeWaitStatus(int status);
 
 // Whether something accepts connections on a unix socket path.
 bool SocketAccepts(const std::string& path);

@@ -40,9 +40,14 @@ void NodeVmTest::RestartDaemon(int reattach_timeout_s) {
 void NodeVmTest::StopDaemon() {
   if (!node_) return;
   int st = node_->Stop();
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "nbdkeeperd exit";
-  if (::testing::UnitTest::GetInstance()->failed_test_count() > 0 || !WIFEXITED(st)) {
-    std::fprintf(stderr, "--- nbdkeeperd log ---\n%s\n", node_->daemon().Log().c_str());
+  const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  EXPECT_TRUE(clean) << "nbdkeeperd: " << test::DescribeWaitStatus(st);
+  if (::testing::UnitTest::GetInstance()->failed_test_count() > 0 || !clean) {
+    // Its end, where a crash's report is; the whole log would be cut by
+    // CTest's limit on a test's output, and that keeps the head.
+    constexpr size_t kTail = 150;
+    std::fprintf(stderr, "--- the last %zu lines of nbdkeeperd's log (%s) ---\n%s\n", kTail,
+                 node_->daemon().log_path().c_str(), node_->daemon().LogTail(kTail).c_str());
   }
   node_.reset();
 }

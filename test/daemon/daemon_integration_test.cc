@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <filesystem>
@@ -183,6 +184,25 @@ TEST_F(DaemonTest, StaleSocketFromCrashedRunIsReplaced) {
   ASSERT_TRUE(std::filesystem::exists(daemon_->socket_path()));
   ASSERT_TRUE(daemon_->Start()) << daemon_->Log();
   EXPECT_NE(daemon_->Log().find("stale_socket_removed"), std::string::npos);
+}
+
+// It writes no core file, so its log line is all a crash leaves: the
+// signal's name and the frames, then it dies of the signal as before.
+TEST_F(DaemonTest, AFatalSignalLeavesItsNameAndBacktraceInTheLog) {
+  ASSERT_TRUE(daemon_->Start()) << daemon_->Log();
+  int st = daemon_->Stop(SIGSEGV);
+  ASSERT_TRUE(WIFSIGNALED(st)) << st;
+  EXPECT_EQ(test::DescribeWaitStatus(st), "killed by signal 11 (SEGV)");
+  const std::string log = daemon_->Log();
+  const std::string header = "nbdkeeperd: fatal signal 11 (SEGV); backtrace of the thread it hit:\n";
+  size_t at = log.find(header);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string frames = log.substr(at + header.size());
+  EXPECT_GE(std::count(frames.begin(), frames.end(), '\n'), 3) << frames;
+  EXPECT_NE(frames.find(")[0x"), std::string::npos) << frames;
+  const std::string tail = daemon_->LogTail(2);
+  EXPECT_EQ(std::count(tail.begin(), tail.end(), '\n'), 2) << tail;
+  EXPECT_TRUE(log.ends_with(tail)) << tail;
 }
 
 TEST_F(DaemonTest, BadFlagExitsWithMessage) {
