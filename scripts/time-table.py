@@ -38,17 +38,23 @@ def read_phases(times):
             for name, start, end, status in read_tsv(times / "phases.tsv", 4)]
 
 
-# A line that says why a test failed: gtest's, the shell harnesses', a
-# crash's.
-TELLING = re.compile(r"Failure$|FAIL|ERROR|[Ee]rror:|[Aa]bort|signal|terminate called|Timeout|TIMEDOUT|Killed")
+# Lines that say why a test failed: a crash's or a timeout's first (one
+# may come after many failures it caused), then gtest's and the shell
+# harnesses'.
+CRASH = re.compile(r"fatal signal|terminate called|[Aa]bort|Killed|Segmentation|Timeout|TIMEDOUT")
+FAILURE = re.compile(r"Failure$|FAIL|ERROR|[Ee]rror:|signal")
 TELLING_LINES, LAST_LINES = 6, 3
 
 
 def digest(output):
-    """The first telling lines of a failed test's output and its last ones."""
+    """A failed test's telling lines, crashes first, in the log's order,
+    and its last ones."""
     lines = [line.rstrip()[:200] for line in output.splitlines() if line.strip()]
-    telling = [line for line in lines if TELLING.search(line)][:TELLING_LINES]
-    return telling + [line for line in lines[-LAST_LINES:] if line not in telling]
+    crashes = [i for i, line in enumerate(lines) if CRASH.search(line)]
+    failures = [i for i, line in enumerate(lines) if FAILURE.search(line) and i not in crashes]
+    picked = sorted((crashes + failures)[:TELLING_LINES])
+    last = range(max(0, len(lines) - LAST_LINES), len(lines))
+    return [lines[i] for i in sorted(set(picked) | set(last))]
 
 
 def read_tests(times, failures=None):

@@ -8,7 +8,9 @@ import sys
 import tempfile
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "time-table.py"
-CRASH = "nbdkeeperd: fatal signal 11 (Segmentation fault); backtrace:"
+CRASH = "nbdkeeperd: fatal signal 11 (SEGV); backtrace of the thread it hit:"
+# What a dead daemon leaves in its test's log: every later call fails.
+LATER = "\n".join(f"storage_class_vm_fixture.h:{200 + i}: Failure" for i in range(8))
 
 
 def case(name, seconds, output="", failure=False):
@@ -27,7 +29,7 @@ with tempfile.TemporaryDirectory() as d:
     noise = "\n".join(f"line {i} of a long log" for i in range(500))
     (times / "cluster.xml").write_text(
         '<testsuite name="t">' +
-        case("controller_cluster", 5.2, f"{noise}\nstorage_class_vm_fixture.h:103: Failure\n{noise}\n{CRASH}\n#0 0x1\nlast line",
+        case("controller_cluster", 5.2, f"{noise}\nstorage_class_vm_fixture.h:103: Failure\n{noise}\n{CRASH}\n#0 0x1\n{LATER}\nlast line",
              True) +
         case("snapshot_cluster", 36.1) + "</testsuite>")
     (times / "phases.tsv").write_text("cluster\t100.0\t400.0\t1\n")
@@ -40,8 +42,11 @@ with tempfile.TemporaryDirectory() as d:
     tail = out[end + 1:]
     check("the failed test is named after the table", tail[:2] == ["=== 1 failed, each with its telling lines ===",
                                                                   "cluster controller_cluster:"])
-    check("its telling lines: the failure, the crash and the last line, not the noise",
-          tail[2:] == ["  | storage_class_vm_fixture.h:103: Failure", f"  | {CRASH}", "  | #0 0x1", "  | last line"])
+    check("its telling lines: the crash before the failures it caused, the last lines, not the noise",
+          tail[2:] == ["  | storage_class_vm_fixture.h:103: Failure", f"  | {CRASH}"] +
+          [f"  | storage_class_vm_fixture.h:{200 + i}: Failure" for i in range(4)] +
+          ["  | storage_class_vm_fixture.h:206: Failure", "  | storage_class_vm_fixture.h:207: Failure",
+           "  | last line"])
     (times / "cluster.xml").write_text('<testsuite name="t">' + case("snapshot_cluster", 36.1) + "</testsuite>")
     p = subprocess.run([sys.executable, SCRIPT, d], capture_output=True, text=True, check=True)
     check("a run with no failure ends with the table", p.stdout.splitlines()[-1] == "=== end of time table ===")
