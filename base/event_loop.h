@@ -16,7 +16,7 @@
 //    `work` must not touch loop-owned state. Its Lane picks the threads:
 //    libuv's pool (4) for the Node and everything else; threads of its own
 //    for the Controller service, whose calls to a cluster that does not
-//    answer hold a thread ~10 s each: stage, publish, unpublish and
+//    answer hold a thread ~40 s each: stage, publish, unpublish and
 //    unstage never wait behind them. Work that may block for as long as
 //    the kernel pleases runs through RunDetached().
 //  - No other thread is started outside these doors, but the daemon's

@@ -40,13 +40,14 @@ Result<RadosHandle> CreateConfiguredHandle(const RadosConfig& config, const std:
     }
   }
 
-  std::string timeout = std::to_string(config.timeout_s);
+  const std::string connect_timeout = std::to_string(config.timeout_s);
+  const std::string op_timeout = std::to_string(OpTimeoutS(config));
   std::vector<std::pair<const char*, std::string>> options = {
       {"keyfile", config.keyfile},
       // Bounded time on a dead cluster: connect, then every mon/OSD op.
-      {"client_mount_timeout", timeout},
-      {"rados_mon_op_timeout", timeout},
-      {"rados_osd_op_timeout", timeout},
+      {"client_mount_timeout", connect_timeout},
+      {"rados_mon_op_timeout", op_timeout},
+      {"rados_osd_op_timeout", op_timeout},
       // Several connections live in one process; one admin socket path
       // ($pid-based in ceph.conf) would collide between them.
       {"admin_socket", ""},

@@ -60,6 +60,11 @@ std::string RadosConfig::CacheKey() const {
   return ceph_conf + "\n" + JoinMonitors(monitors, true) + "\n" + user_id;
 }
 
+int OpTimeoutS(const RadosConfig& config) {
+  constexpr int kOsdFailoverS = 20 + 6;
+  return config.timeout_s + kOsdFailoverS;
+}
+
 RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s) {
   RadosConfig config;
   config.ceph_conf = image.ceph_conf;

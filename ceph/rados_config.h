@@ -19,8 +19,8 @@ struct RadosConfig {
   std::vector<std::string> monitors;  // "host:port" or "[v2:..,v1:..]"
   std::string user_id;                // cephx user without "client."
   std::string keyfile;                // path of the file holding the key
-  // Bounds rados_connect and every later mon/OSD operation on the connection
-  // (client_mount_timeout, rados_mon_op_timeout, rados_osd_op_timeout).
+  // Bounds rados_connect (client_mount_timeout); every later mon/OSD
+  // operation on the connection gets OpTimeoutS().
   int timeout_s = 10;
 
   // "monitors 10.0.0.1:6789,10.0.0.2:6789 (conf /etc/ceph/ceph.conf) as
@@ -36,6 +36,14 @@ struct RadosConfig {
 // each cluster operation bounded by `timeout_s`. Pool, namespace and image
 // are not part of a connection and are ignored.
 RadosConfig RadosConfigForImage(const ImageSpec& image, int timeout_s);
+
+// How long one mon or OSD operation may take (rados_mon_op_timeout,
+// rados_osd_op_timeout): timeout_s beyond the time Ceph takes to declare a
+// dead OSD down and re-send its ops to the next (osd_heartbeat_grace 20 s +
+// osd_heartbeat_interval 6 s). Shorter, a merely slow or failing-over
+// cluster times ops out inside librbd's state machines, which retry some
+// without end or take error paths seldom run (as tcmu-runner reasons).
+int OpTimeoutS(const RadosConfig& config);
 
 // Checks every field and that `keyfile` is a readable regular file. The
 // error names the field. Touches the filesystem: call it in blocking work

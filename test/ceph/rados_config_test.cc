@@ -128,6 +128,16 @@ TEST_F(RadosConfigTest, TimeoutOutOfRangeIsNamed) {
   ExpectNames(ValidateRadosConfig(c), Code::kInvalidArgument, "timeout_s");
 }
 
+// An op outlasts Ceph's re-send to the next OSD (heartbeat grace 20 s +
+// interval 6 s): a failing-over cluster is slow, not an error.
+TEST_F(RadosConfigTest, AnOperationOutlastsAnOsdFailover) {
+  RadosConfig c = Good();
+  c.timeout_s = 10;
+  EXPECT_EQ(OpTimeoutS(c), 36);
+  c.timeout_s = 1;
+  EXPECT_GT(OpTimeoutS(c), 26);
+}
+
 TEST_F(RadosConfigTest, CacheKeyIgnoresMonitorOrderButNotUserOrConf) {
   RadosConfig a = Good(), b = Good();
   std::swap(b.monitors[0], b.monitors[1]);
