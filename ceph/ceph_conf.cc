@@ -129,9 +129,11 @@ std::string OneAddress(std::string token) {
     size_t end = inside.find(',', start);
     if (end == std::string_view::npos) end = inside.size();
     std::string_view addr = inside.substr(start, end - start);
+    start = end + 1;
+    // "", "v1:" or "v2:" with nothing after it is no address.
+    if (addr.empty() || ((addr.starts_with("v1:") || addr.starts_with("v2:")) && addr.size() == 3)) continue;
     if (addr.starts_with("v1:")) return std::string(addr.substr(3));
     if (first.empty()) first = addr;
-    start = end + 1;
   }
   return first.empty() ? token : first;
 }

@@ -29,6 +29,9 @@ TEST(CephConfTest, ReadsWhatCephReads) {
   EXPECT_EQ(SplitMonHost("[v2:10.0.0.3:3300/0] [v2:10.0.0.4:3300,v1:10.0.0.4:6789],10.0.0.5"),
             (std::vector<std::string>{"v2:10.0.0.3:3300/0", "10.0.0.4:6789", "10.0.0.5"}));
   EXPECT_EQ(SplitMonHost("[]"), (std::vector<std::string>{"[]"})) << "nothing to pick: left for the rules to refuse";
+  // The fuzzer's find: an empty v1 address is passed over, never a monitor.
+  EXPECT_EQ(SplitMonHost("[v1:,0.0.0.1:3300]"), (std::vector<std::string>{"0.0.0.1:3300"}));
+  EXPECT_EQ(SplitMonHost("[v1:]"), (std::vector<std::string>{"[v1:]"})) << "no address: left for the rules to refuse";
   EXPECT_EQ(SplitMonHost(conf->Get("mon host", "ops")), (std::vector<std::string>{"10.0.0.9", "10.0.0.8"}))
       << "[client.ops] before [client] before [global]; ' ', '-' and '_' are one; a trailing backslash "
          "continues the line";
