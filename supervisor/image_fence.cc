@@ -119,6 +119,7 @@ StartedClients IdentifyStarted(const ImageClients& before, const ImageClients& a
   if (holds_lock) {
     if (after.lock_owner && is_new(*after.lock_owner) && watches(*after.lock_owner) && local(*after.lock_owner)) {
       out.own = after.lock_owner;
+      out.holds_lock = true;
     }
   } else {
     std::vector<CephClient> new_watchers;

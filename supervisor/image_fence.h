@@ -48,6 +48,8 @@
 // unfenced mapping, a process that exited), it is the one new watcher at
 // this host's address, if exactly one appeared; several, or one elsewhere,
 // name no one. Why --exclusive: docs/design/lock-breaking.md.
+// The rule as a model, checked over every interleaving of two nodes:
+// supervisor/one_writer.pml (its names are these).
 // Pure; any thread.
 #pragma once
 
@@ -114,6 +116,7 @@ std::vector<CephClient> NewClients(const ImageClients& before, const ImageClient
 struct StartedClients {
   std::optional<CephClient> own;      // the process's client, when proven
   std::vector<CephClient> strangers;  // every other new client
+  bool holds_lock = false;            // `own` is the lock owner: no stranger writes while it lives
 };
 StartedClients IdentifyStarted(const ImageClients& before, const ImageClients& after, bool holds_lock);
 

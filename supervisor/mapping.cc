@@ -154,11 +154,20 @@ void Mapping::OnDeviceLine(const std::string& device) {
     attempts_ = 0;
     std::weak_ptr<bool> weak = alive_;
     uint64_t epoch = epoch_;
-    IdentifyOwnClients(before_start_, TakesLock(), [this, weak, epoch](Result<std::vector<CephClient>> strangers) {
+    IdentifyOwnClients(before_start_, TakesLock(), [this, weak, epoch](Result<StartedClients> started) {
       if (weak.expired() || epoch != epoch_ || state_ != MappingState::kConnected) return;
-      if (Fenceable() && strangers.ok() && !strangers->empty()) {
-        Fence(InUseBy(request_.image.Path(), *strangers, "re-attach").message());
+      if (!Fenceable() || !started.ok() || started->strangers.empty()) return;
+      // Our server holds the lock, and librbd gives it to no one else while
+      // that server lives: a client that appeared beside it only watches
+      // (a Controller call, a snapshot, another node's stage that will
+      // fail), it has not written (supervisor/one_writer.pml).
+      if (started->holds_lock) {
+        Log(LogLevel::kInfo, "reattach_beside_watchers",
+            {{"volume", request_.volume_id}, {"watchers", InUseBy(request_.image.Path(), started->strangers,
+                                                                  "re-attach").message()}});
+        return;
       }
+      Fence(InUseBy(request_.image.Path(), started->strangers, "re-attach").message());
     });
     return;
   }
@@ -175,17 +184,19 @@ void Mapping::OnDeviceLine(const std::string& device) {
     std::weak_ptr<bool> weak = alive_;
     uint64_t epoch = epoch_;
     IdentifyOwnClients(before_start_, TakesLock(),
-                       [this, weak, epoch, device](Result<std::vector<CephClient>> strangers) {
+                       [this, weak, epoch, device](Result<StartedClients> started) {
                          if (weak.expired()) return;
                          if (epoch == epoch_ && state_ == MappingState::kConnected && Fenceable()) {
                            // Unlisted is unproven, unless librbd holds the
                            // lock for this process alone.
-                           if (!strangers.ok() && !TakesLock()) {
-                             return RefuseMap(strangers.status().WithContext(
+                           if (!started.ok() && !TakesLock()) {
+                             return RefuseMap(started.status().WithContext(
                                  "list the clients of image " + request_.image.Path() + " after the map"));
                            }
-                           if (strangers.ok() && !strangers->empty()) {
-                             return RefuseMap(InUseBy(request_.image.Path(), *strangers, "map"));
+                           // Another node's stage in flight watches too:
+                           // refused, though the lock is ours.
+                           if (started.ok() && !started->strangers.empty()) {
+                             return RefuseMap(InUseBy(request_.image.Path(), started->strangers, "map"));
                            }
                          }
                          FinishMapWaiters(device);
@@ -257,7 +268,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
       std::weak_ptr<bool> weak = alive_;
       uint64_t epoch = epoch_;
       std::string reason = "rbd-nbd attach pid " + std::to_string(pid) + " " + detail;
-      IdentifyOwnClients(before_start_, false, [this, weak, epoch, reason](Result<std::vector<CephClient>>) {
+      IdentifyOwnClients(before_start_, false, [this, weak, epoch, reason](Result<StartedClients>) {
         if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
         OnAttachFailed(reason);
       });

@@ -209,7 +209,7 @@ class Mapping {
   // runs `then` with the strangers that appeared meanwhile, or the
   // listing's error.
   void IdentifyOwnClients(ImageClients before, bool holds_lock,
-                          std::function<void(Result<std::vector<CephClient>>)> then);
+                          std::function<void(Result<StartedClients>)> then);
   void ClaimPendingClients(const ImageClients& seen);
   void LearnOwnClient(const StartedClients& started);
   // The device came up with a stranger beside it (or unproven): it is

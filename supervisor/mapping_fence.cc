@@ -109,7 +109,7 @@ void Mapping::LearnOwnClient(const StartedClients& started) {
 }
 
 void Mapping::IdentifyOwnClients(ImageClients before, bool holds_lock,
-                                 std::function<void(Result<std::vector<CephClient>>)> then) {
+                                 std::function<void(Result<StartedClients>)> then) {
   std::weak_ptr<bool> weak = alive_;
   uint64_t generation = server_generation_;
   env_.lock_breaker.ListClients(
@@ -129,7 +129,7 @@ void Mapping::IdentifyOwnClients(ImageClients before, bool holds_lock,
         bool known = server_clients_pending_ && generation == server_generation_;
         if (known) server_clients_pending_ = false;
         if ((started.own || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
-        then(std::move(started.strangers));
+        then(std::move(started));
       });
 }
 

@@ -24,11 +24,11 @@ Status Mapping::StartAdopted(const std::string& device, int pid) {
   Transition(MappingState::kConnected, "adopted pid " + std::to_string(pid));
   if (!TracksClients()) return Status::Ok();
   if (server_clients_pending_) {
-    IdentifyOwnClients(before_start_, false, [](Result<std::vector<CephClient>>) {});
+    IdentifyOwnClients(before_start_, false, [](Result<StartedClients>) {});
   } else if (own_clients_.empty() && Fenceable()) {
     // A record from before clients were journaled: while a single-node
     // server of ours runs, the one client of its image on this host is.
-    IdentifyOwnClients({}, false, [](Result<std::vector<CephClient>>) {});
+    IdentifyOwnClients({}, false, [](Result<StartedClients>) {});
   }
   return Status::Ok();
 }

@@ -168,6 +168,7 @@ TEST(ImageFenceTest, AnExclusiveStartIsTheLockOwnerThatWatchesFromHere) {
   // lock, the other is named.
   got = IdentifyStarted(before, After({kSameIpStranger, kOurs}, kOurs), true);
   EXPECT_EQ(got.own, kOurs);
+  EXPECT_TRUE(got.holds_lock) << "so the other only watches";
   EXPECT_EQ(got.strangers, std::vector<CephClient>{kSameIpStranger});
 }
 
@@ -179,6 +180,7 @@ TEST(ImageFenceTest, AnExclusiveStartWithoutItsLockProvesNoOne) {
             std::nullopt);
   StartedClients got = IdentifyStarted({}, After({kOtherHost}, kOtherHost, {kOtherHost}), true);
   EXPECT_EQ(got.own, std::nullopt);
+  EXPECT_FALSE(got.holds_lock);
   EXPECT_EQ(got.strangers, std::vector<CephClient>{kOtherHost});
   EXPECT_EQ(IdentifyStarted({}, After({kOurs}, std::nullopt), true).own, std::nullopt);
   // An owner that does not watch is no live rbd-nbd.
@@ -189,6 +191,7 @@ TEST(ImageFenceTest, WithoutALockTheOneNewLocalWatcherIsOursAndTwoAreNobody) {
   ImageClients before{{kOurs}, std::nullopt};
   StartedClients got = IdentifyStarted(before, After({kOurs, kOursLater}, std::nullopt), false);
   EXPECT_EQ(got.own, kOursLater);
+  EXPECT_FALSE(got.holds_lock) << "a watcher is no lock owner";
   EXPECT_TRUE(got.strangers.empty());
   // Two appeared at once (another daemon's map beside ours): neither is
   // proven, both are strangers.

@@ -3,6 +3,8 @@
 // never a multi-node one, and no stranger's lock is ever broken.
 #include <signal.h>
 
+#include <algorithm>
+
 #include "test/supervisor/supervisor_fixture.h"
 
 namespace nbdk {
@@ -120,6 +122,27 @@ TEST_F(SupervisorTest, AStrangerThatOnlyWatchesIsWaitedForNotFenced) {
   breaker_.stranger.reset();
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
   EXPECT_EQ(sup().counters().fencings, 0u);
+  UnmapAllAndShutdown();
+}
+
+// One that appears during the attach, while the new server holds the lock
+// (a Controller call, another node's stage that will fail): no writer, no
+// fence (supervisor/one_writer.pml, mutant FENCE_ON_WATCHERS).
+TEST_F(SupervisorTest, AWatcherBesideAReattachThatHoldsTheLockIsNoWriter) {
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 1; }));
+  breaker_.stranger = kStranger;
+  breaker_.stranger_from = breaker_.lists.size() + 1;  // not at the check, there after the attach
+  breaker_.stranger_locks = false;
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 2; })) << "the new server is known";
+  RunFor(200);
+  EXPECT_EQ(Snap("vol1").state, MappingState::kConnected);
+  EXPECT_EQ(sup().counters().fencings, 0u);
+  const auto own = Snap("vol1").own_clients;
+  EXPECT_EQ(std::count(own.begin(), own.end(), kStranger), 0) << "the stranger is not ours";
   UnmapAllAndShutdown();
 }
 
