@@ -51,7 +51,7 @@ def digest(output):
     and its last ones."""
     lines = [line.rstrip()[:200] for line in output.splitlines() if line.strip()]
     crashes = [i for i, line in enumerate(lines) if CRASH.search(line)]
-    failures = [i for i, line in enumerate(lines) if FAILURE.search(line) and i not in crashes]
+    failures = [i for i, line in enumerate(lines) if FAILURE.search(line) and not CRASH.search(line)]
     picked = sorted((crashes + failures)[:TELLING_LINES])
     last = range(max(0, len(lines) - LAST_LINES), len(lines))
     return [lines[i] for i in sorted(set(picked) | set(last))]

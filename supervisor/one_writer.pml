@@ -60,16 +60,15 @@ byte server[2] = NONE;
  * the image, since this node's mount. */
 bool stale[2];
 bool taken[2];
-/* A node's re-attach saw a foreign lock owner at its last look. */
-bool sighted[2];
 /* The looks of a node's re-attach since the other node took the image's
  * lock from under its mount (2: two or more). */
 byte looks[2] = 2;
 /* The Controller's hold was seen by a node's check. */
 bool ctrl_seen = false;
 
-/* Blocklisting ends a client's IO and drops its watch and lock. */
-inline blocklist(c) {
+/* A client leaves: a clean exit (an unmap, a map that lost the lock) or a
+ * blocklisting ends its IO and drops its watch and lock. */
+inline leave(c) {
   alive = alive & ~BIT(c);
   watch = watch & ~BIT(c);
   if
@@ -97,22 +96,12 @@ inline start(me, c) {
 
 inline acquire(c) {
   if
-  :: lock != NONE && lock != c -> blocklist(lock)
+  :: lock != NONE && lock != c -> leave(lock)
   :: else -> skip
   fi;
   lock = c;
   if
   :: c != CTRL && mounted[1 - NODE_OF(c)] && !fenced[1 - NODE_OF(c)] -> looks[1 - NODE_OF(c)] = 0
-  :: else -> skip
-  fi
-}
-
-/* A clean exit (unmap, or a map that lost): its watch and lock go. */
-inline exit_cleanly(c) {
-  alive = alive & ~BIT(c);
-  watch = watch & ~BIT(c);
-  if
-  :: lock == c -> lock = NONE
   :: else -> skip
   fi
 }
@@ -134,7 +123,7 @@ inline exit_cleanly(c) {
 inline unstage(me) {
   mounted[me] = false;
   if
-  :: server[me] != NONE -> exit_cleanly(server[me]); server[me] = NONE
+  :: server[me] != NONE -> leave(server[me]); server[me] = NONE
   :: else -> skip
   fi
 }
@@ -218,7 +207,7 @@ proctype Controller() {
   :: atomic { LOCK_FREE_FOR(CTRL) -> acquire(CTRL) }
   :: atomic { !LOCK_FREE_FOR(CTRL) -> skip }
   fi;
-  atomic { exit_cleanly(CTRL); ctrl_seen = false }
+  atomic { leave(CTRL); ctrl_seen = false }
 }
 
 /* A node: NodeStage, then after its server's death the re-attaches, each
@@ -228,6 +217,7 @@ proctype Node(byte me) {
   bool holds;
   byte c = me * 2;
   bool claim = false;
+  bool sighted = false;  /* its last look saw a foreign lock owner */
 
   /* NodeStage: CheckMayMap, rbd-nbd map --exclusive, IdentifyStarted. */
   atomic { BRIEF; list(before_w, before_l); (before_w & ~own[me]) == 0 }
@@ -237,7 +227,7 @@ proctype Node(byte me) {
 #else
   if
   :: atomic { LOCK_FREE_FOR(c) -> acquire(c) }
-  :: atomic { lock != NONE && lock != c && (alive & BIT(lock)) -> exit_cleanly(c); goto done }
+  :: atomic { lock != NONE && lock != c && (alive & BIT(lock)) -> leave(c); goto done }
   fi;
 #endif
   atomic {
@@ -245,7 +235,7 @@ proctype Node(byte me) {
     list(seen_w, seen_l);
     identify(me, c, before_w, before_l, seen_w, seen_l, false, strangers);
     if
-    :: strangers != 0 -> exit_cleanly(c); goto done
+    :: strangers != 0 -> leave(c); goto done
     :: else -> mounted[me] = true; server[me] = c; stale[me] = false; taken[me] = false
     fi
   }
@@ -281,11 +271,11 @@ retry:
     :: FOREIGN_LOCK(me, seen_l) ->
        /* a foreign writer: fenced once it stays */
        if
-       :: sighted[me] -> assert(taken[me]); fenced[me] = true; goto done
-       :: else -> sighted[me] = true; goto retry
+       :: sighted -> assert(taken[me]); fenced[me] = true; goto done
+       :: else -> sighted = true; goto retry
        fi
-    :: !FOREIGN_LOCK(me, seen_l) && (seen_w & ~own[me]) != 0 -> sighted[me] = false; goto retry  /* a watcher only: wait */
-    :: else -> sighted[me] = false
+    :: !FOREIGN_LOCK(me, seen_l) && (seen_w & ~own[me]) != 0 -> sighted = false; goto retry  /* a watcher only: wait */
+    :: else -> sighted = false
     fi;
 #endif
     if
@@ -295,18 +285,18 @@ retry:
     before_w = seen_w;
     before_l = seen_l;
     if
-    :: seen_l != NONE && (own[me] & BIT(seen_l)) && !(alive & BIT(seen_l)) -> blocklist(seen_l)
+    :: seen_l != NONE && (own[me] & BIT(seen_l)) && !(alive & BIT(seen_l)) -> leave(seen_l)
     :: else -> skip
     fi
   }
   atomic { !(alive & BIT(c)) && !(watch & BIT(c)) -> start(me, c); server[me] = c }
   if
   :: atomic { LOCK_FREE_FOR(c) -> acquire(c) }
-  :: atomic { lock != NONE && lock != c && (alive & BIT(lock)) -> exit_cleanly(c); server[me] = NONE; goto retry }
+  :: atomic { lock != NONE && lock != c && (alive & BIT(lock)) -> leave(c); server[me] = NONE; goto retry }
   fi;
   if
   /* the daemon died before it listed; the next one claims */
-  :: claim = true; sighted[me] = false; goto retry
+  :: claim = true; sighted = false; goto retry
   :: atomic {
        BRIEF;
        list(seen_w, seen_l);
@@ -314,7 +304,7 @@ retry:
        if
        /* Its own server holds the lock and librbd gives it to no one
         * else while it lives: a new watcher is no writer. */
-       :: strangers != 0 && !(holds && !WATCHERS_FENCE_ANYWAY) -> exit_cleanly(c); server[me] = NONE; assert(taken[me]); fenced[me] = true
+       :: strangers != 0 && !(holds && !WATCHERS_FENCE_ANYWAY) -> leave(c); server[me] = NONE; assert(taken[me]); fenced[me] = true
        :: else -> skip
        fi
      }
