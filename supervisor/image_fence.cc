@@ -69,10 +69,8 @@ ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients
   Status why = RefuseForeign(image_path, seen, own);
   if (why.ok()) return {};
   bool foreign_owner = seen.lock_owner && own.count(*seen.lock_owner) == 0;
-  if (!foreign_owner && seen.exclusive_lock) {
-    return {ReattachVerdict::kWait, Status(why.code(), why.message() + "; it has not written: waiting for it to leave"),
-            {}};
-  }
+  // Watchers only, beside the exclusive lock: no writer (header).
+  if (!foreign_owner && seen.exclusive_lock) return {};
   // The writers: the foreign lock owner, or without the feature every
   // foreign watcher. Each keeps its first sight while it stays.
   WriterSightings writers;

@@ -2,8 +2,9 @@
 // on the real kernel and Ceph, in node_vm's boot and daemon: a volume whose
 // rbd-nbd is killed while other clients use the image is re-attached, never
 // fenced, and its writer sees no IO error. Those clients: `rbd resize` in a
-// loop (each one a Controller's brief lock holder, issue 41 A4), and a
-// snapshot of the image staged beside it (a read-only map, A3).
+// loop (each one a Controller's brief lock holder, issue 41 A4), a reader
+// that stays (a backup), and a snapshot of the image staged beside it (a
+// read-only map, A3).
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -164,6 +165,30 @@ TEST_F(OneWriterVmTest, AResizeLoopThroughAKillIsNoTakeover) {
   EXPECT_EQ((*writer)->errors(), 0u);
   EXPECT_GT(resizes.done(), before_kill) << "no resize ran through the kill and heal";
   EXPECT_TRUE(VerifyWriterData(device, (*writer)->writes()).ok());
+  ASSERT_GRPC_OK(Unpublish(image, TargetPath(image, 1)));
+  ASSERT_GRPC_OK(Unstage(image));
+}
+
+// A reader of the image that stays through the kill (a backup's `rbd
+// export`, here `rbd bench --io-type read`): it watches the image and never
+// takes the lock, so it is no writer.
+TEST_F(OneWriterVmTest, AReaderThroughAKillIsNoTakeover) {
+  const std::string image = "vol-reader-kill";
+  CreateImage(image);
+  std::string device = StageBlock(StageReq(image, BlockCap()));
+  Result<std::unique_ptr<Writer>> writer = Writer::Start(device);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  auto reader = SpawnedChild::Spawn(Ceph().Rbd({"bench", "--io-type", "read", "--io-size", "4K", "--io-threads", "1",
+                                                  "--io-total", "10G", "--io-pattern", "rand", Ceph().pool + "/" + image}));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  double heal_s = 0;
+  EXPECT_TRUE(KillAndWaitForReattach(image, &heal_s));
+  (*writer)->Stop();
+  std::printf("[ reader-kill ] re-attached in %.1f s; writer: %llu writes, %llu IO errors, longest %.2f s\n", heal_s,
+              static_cast<unsigned long long>((*writer)->writes()),
+              static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  EXPECT_EQ((*writer)->errors(), 0u);
   ASSERT_GRPC_OK(Unpublish(image, TargetPath(image, 1)));
   ASSERT_GRPC_OK(Unstage(image));
 }
