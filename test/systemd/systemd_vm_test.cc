@@ -6,6 +6,8 @@
 // cold-boot.sh makes next.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -137,6 +139,72 @@ TEST_F(SystemdUnit, SigkillOfTheWholeUnitLeavesRbdNbdServingInItsScope) {
   ASSERT_GE(WaitForNewMainPid(kUnit, old->main_pid, 60s), 0) << "Restart= did not bring the daemon back";
   Staged().ExpectAdopted(before, "systemctl kill -s SIGKILL (all)");
   Staged().ExpectWritersUnharmed("systemctl kill -s SIGKILL (all)");
+}
+
+// A daemon that aborts leaves no core file (issue 41 C1: its memory holds
+// cephx keys and LUKS passphrases), even where the unit's LimitCORE=0 is
+// overridden: it marks itself not dumpable. Cores are on for the test
+// (core_pattern to a directory of its own), and an ordinary process that
+// aborts in the same VM does leave one, so an empty directory means
+// something.
+TEST_F(SystemdUnit, AnAbortedDaemonLeavesNoCoreFileEvenWithCoresAllowed) {
+  const std::filesystem::path cores = "/var/tmp/nbdk-cores";
+  std::filesystem::remove_all(cores);
+  std::filesystem::create_directories(cores);
+  auto read_pattern = vmtest::RunCommand({"cat", "/proc/sys/kernel/core_pattern"});
+  ASSERT_TRUE(read_pattern.ok());
+  const std::string old_pattern = read_pattern->stdout_text;
+  auto set_pattern = [](const std::string& pattern) {
+    std::ofstream out("/proc/sys/kernel/core_pattern");
+    out << pattern;
+    out.close();
+    return out.good();
+  };
+  ASSERT_TRUE(set_pattern(cores.string() + "/core.%p"));
+  auto core_of = [&](pid_t pid) { return std::filesystem::exists(cores / ("core." + std::to_string(pid))); };
+
+  pid_t ordinary = ::fork();
+  ASSERT_GE(ordinary, 0);
+  if (ordinary == 0) {
+    struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+    ::setrlimit(RLIMIT_CORE, &unlimited);
+    ::abort();
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(ordinary, &status, 0), ordinary);
+  ASSERT_TRUE(WIFSIGNALED(status) && WCOREDUMP(status) && core_of(ordinary))
+      << "an ordinary process left no core: the test could not tell";
+
+  // Only the daemon's own PR_SET_DUMPABLE stands between its memory and a core.
+  const std::filesystem::path drop_in = "/run/systemd/system/nbdkeeperd.service.d/nbdk-test-cores.conf";
+  std::filesystem::create_directories(drop_in.parent_path());
+  std::ofstream(drop_in) << "[Service]\nLimitCORE=infinity\n";
+  ASSERT_TRUE(Systemctl({"daemon-reload"}).ok());
+  auto before = Staged().ServerPids();
+  ASSERT_TRUE(Systemctl({"restart", kUnit}).ok());
+  Staged().ExpectAdopted(before, "systemctl restart with LimitCORE=infinity");
+  auto old = StateOf(kUnit);
+  ASSERT_TRUE(old.ok());
+  auto limits = vmtest::RunCommand({"grep", "Max core file size", "/proc/" + std::to_string(old->main_pid) + "/limits"});
+  ASSERT_TRUE(limits.ok());
+  EXPECT_NE(limits->stdout_text.find("unlimited"), std::string::npos) << limits->stdout_text;
+  std::filesystem::remove(drop_in);
+  ASSERT_TRUE(Systemctl({"daemon-reload"}).ok());
+
+  Staged().ResetWriters();
+  ASSERT_TRUE(Systemctl({"kill", "--kill-whom=main", "-s", "SIGABRT", kUnit}).ok());
+  ASSERT_GE(WaitForNewMainPid(kUnit, old->main_pid, 60s), 0) << "Restart= did not bring the daemon back";
+  Staged().ExpectAdopted(before, "systemctl kill --kill-whom=main -s SIGABRT");
+  EXPECT_FALSE(core_of(old->main_pid)) << "the aborted daemon left a core";
+  auto journal = JournalJson(kUnit);
+  ASSERT_TRUE(journal.ok());
+  bool reported = false;
+  for (const std::string& e : *journal) reported |= e.find("fatal signal 6 (ABRT)") != std::string::npos;
+  EXPECT_TRUE(reported) << "the abort left no report in the journal";
+  std::printf("[ SIGABRT main ] an ordinary process's abort left core.%d; the daemon's (core limit %s) left none\n",
+              ordinary, limits->stdout_text.find("unlimited") != std::string::npos ? "unlimited" : "not unlimited");
+  ASSERT_TRUE(set_pattern(old_pattern));
+  Staged().ExpectWritersUnharmed("SIGABRT main");
 }
 
 TEST_F(SystemdUnit, WatchdogKillsAStoppedDaemonAndRbdNbdOutlivesIt) {
