@@ -1,4 +1,4 @@
-#include "csi/node/device_users.h"
+#include "host/device_users.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -8,24 +8,12 @@
 #include <memory>
 
 #include "base/kernel_file.h"
+#include "host/process_scan.h"
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 namespace {
-
-struct DirClose {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-using UniqueDir = std::unique_ptr<DIR, DirClose>;
-
-bool IsNumber(const char* name) {
-  if (*name == '\0') return false;
-  for (; *name != '\0'; ++name) {
-    if (*name < '0' || *name > '9') return false;
-  }
-  return true;
-}
 
 std::string Comm(const std::string& pid_dir) {
   auto comm = ReadKernelFile(pid_dir + "/comm", 64);
@@ -36,13 +24,14 @@ std::string Comm(const std::string& pid_dir) {
 }
 
 // Does the process in `pid_dir` have an fd on the block device `rdev`?
+// ("." and "..", directories, are never that device.)
 bool HasOpen(const std::string& pid_dir, dev_t rdev) {
   std::string fd_dir = pid_dir + "/fd";
-  UniqueDir fds(::opendir(fd_dir.c_str()));
+  std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(fd_dir.c_str()), ::closedir);
   if (!fds) return false;  // gone, or a kernel thread
   while (const dirent* e = ::readdir(fds.get())) {
     struct stat st {};
-    if (!IsNumber(e->d_name) || ::stat((fd_dir + "/" + e->d_name).c_str(), &st) != 0) continue;
+    if (::stat((fd_dir + "/" + e->d_name).c_str(), &st) != 0) continue;
     if (S_ISBLK(st.st_mode) && st.st_rdev == rdev) return true;
   }
   return false;
@@ -66,18 +55,15 @@ Result<std::vector<std::string>> DeviceOpeners(const std::string& device, const 
   struct stat dev {};
   if (::stat(device.c_str(), &dev) != 0) return Status::FromErrno(errno, "stat " + device);
   if (!S_ISBLK(dev.st_mode)) return Status::FailedPrecondition(device + " is not a block device");
-  UniqueDir procs(::opendir(proc_root.c_str()));
-  if (!procs) return Status::FromErrno(errno, "open " + proc_root);
-  const std::string self = std::to_string(::getpid());
+  const int self = ::getpid();
   std::vector<std::string> out;
-  while (const dirent* e = ::readdir(procs.get())) {
-    if (!IsNumber(e->d_name) || e->d_name == self) continue;
-    std::string pid_dir = proc_root + "/" + e->d_name;
-    if (!HasOpen(pid_dir, dev.st_rdev)) continue;
+  Status listed = ForEachProcess(proc_root, [&](int pid, const std::string& pid_dir) {
+    if (pid == self || !HasOpen(pid_dir, dev.st_rdev)) return;
     std::string comm = Comm(pid_dir);
-    if (comm == "rbd-nbd") continue;
-    out.push_back("pid " + std::string(e->d_name) + " (" + (comm.empty() ? "?" : comm) + ")");
-  }
+    if (comm == "rbd-nbd") return;
+    out.push_back("pid " + std::to_string(pid) + " (" + (comm.empty() ? "?" : comm) + ")");
+  });
+  if (!listed.ok()) return listed;
   return out;
 }
 
