@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "base/join.h"
 #include "base/kernel_file.h"
 #include "host/process_scan.h"
 #include "netlink/nbd_device.h"
@@ -69,16 +70,10 @@ Result<std::vector<std::string>> DeviceOpeners(const std::string& device, const 
 
 namespace {
 
-std::string Joined(const std::vector<std::string>& items) {
-  std::string list;
-  for (const std::string& i : items) list += (list.empty() ? "" : ", ") + i;
-  return list;
-}
-
 Status CheckNoMounts(const std::string& device, const std::string& mountinfo_path) {
   auto table = ReadMountTable(mountinfo_path);
   if (!table.ok()) return table.status();
-  std::string mounts = Joined(MountsOfDevice(*table, device));
+  std::string mounts = Join(MountsOfDevice(*table, device), ", ");
   if (mounts.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is still mounted at " + mounts + "; unmount it before unstaging");
 }
@@ -90,7 +85,7 @@ Status CheckNoHolders(const std::string& device, const std::string& sysfs_root) 
   if (!index.ok()) return Status::Ok();
   auto holders = ReadNbdHolders(*index, sysfs_root);
   if (!holders.ok()) return holders.status();
-  std::string list = Joined(*holders);
+  std::string list = Join(*holders, ", ");
   if (list.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is held by " + list + " (device-mapper or md); release it first");
 }
@@ -100,7 +95,7 @@ Status CheckNoOpeners(const std::string& device, const std::string& proc_root) {
   // No device node (a record whose map never happened): nobody has it open.
   if (!openers.ok() && openers.status().code() == Code::kNotFound) return Status::Ok();
   if (!openers.ok()) return openers.status().WithContext("who has " + device + " open");
-  std::string list = Joined(*openers);
+  std::string list = Join(*openers, ", ");
   if (list.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is open by " + list + "; close it before unstaging");
 }
