@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "csi/image_resolver.h"
+#include "csi/node/image_resolver.h"
 #include "csi/node/node_env.h"
 #include "csi/node/staged_volumes.h"
 #include "csi/topology.h"

@@ -1,9 +1,9 @@
 // NodeStageVolume of a snapshot (volume context imageSnapshot,
-// csi/node_request.h): read by Ceph's name rule, only with a read-only
+// csi/node/node_request.h): read by Ceph's name rule, only with a read-only
 // capability, never encrypted or with the image's lock.
 #include <gtest/gtest.h>
 
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
 
 namespace nbdk {
 namespace {
