@@ -90,4 +90,14 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path);
 // does not parse or has no fsid is in skipped(), with the reason. BLOCKING.
 Result<ClusterConfig> LoadClusters(const std::string& config_json, const std::string& ceph_dir);
 
+// Where both services find a request's cluster and how they reach it: the
+// files LoadClusters reads, the ceph.conf librados and rbd-nbd are given
+// when the cluster's entry names none, and librados's timeout.
+struct ClusterSource {
+  std::string cluster_config_path;
+  std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  std::string ceph_dir = "/etc/ceph";  // the ceph.conf files without cluster_config_path (LoadClusters)
+  int rados_timeout_s = 10;
+};
+
 }  // namespace nbdk

@@ -3,16 +3,15 @@
 add_library(nbdk_topology STATIC ${CMAKE_CURRENT_LIST_DIR}/topology.cc)
 target_link_libraries(nbdk_topology PUBLIC nbdk_core)
 
-# nbdk_csi_node: the pure building blocks of the CSI Node service -
-# ceph-csi's config.json and request validation. The Controller checks its
-# requests with them too, so they live in csi/, not in csi/node/.
+# nbdk_csi_node: the pure request checks both services share and ceph-csi's
+# config.json; the Node's own request parser is csi/node/'s
+# (nbdk_node_request).
 add_library(nbdk_csi_node STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cluster_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/encryption_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/map_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/mkfs_options.cc
   ${CMAKE_CURRENT_LIST_DIR}/mount_flags.cc
-  ${CMAKE_CURRENT_LIST_DIR}/node_request.cc
   ${CMAKE_CURRENT_LIST_DIR}/request_secrets.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage_class_keys.cc
   ${CMAKE_CURRENT_LIST_DIR}/volume_capability.cc

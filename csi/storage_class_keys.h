@@ -9,7 +9,7 @@
 // and the csi.storage.k8s.io/ family) as the volume context, so a volume it
 // made arrives with them; the ones that shaped the image at creation mean
 // nothing more at stage. The keys that do mean something at stage
-// (csi/node_request.h) are read there.
+// (csi/node/node_request.h) are read there.
 #pragma once
 
 #include <span>

@@ -173,9 +173,9 @@ class Daemon {
     options.key_dir = config_.key_dir;
     options.path_roots = {config_.csi_root, StagingRoot()};
     options.path_roots.insert(options.path_roots.end(), config_.mount_roots.begin(), config_.mount_roots.end());
-    options.resolve.cluster_config_path = config_.ceph_csi_config;
-    options.resolve.ceph_conf = config_.ceph_conf;
-    options.resolve.ceph_dir = config_.ceph_dir;
+    options.resolve.cluster.cluster_config_path = config_.ceph_csi_config;
+    options.resolve.cluster.ceph_conf = config_.ceph_conf;
+    options.resolve.cluster.ceph_dir = config_.ceph_dir;
     options.resolve.node_labels = config_.node_labels;
     options.resolve.crush_location_labels = config_.crush_location_labels;
     options.topology = config_.topology;
@@ -190,7 +190,7 @@ class Daemon {
     node_service_ = std::make_unique<NodeService>(env_, *node_);
     controller_service_ = std::make_unique<ControllerService>(
         env_, controller_rados_,
-        ControllerOptions{options.key_dir, options.resolve, config_.set_metadata, config_.kms_config});
+        ControllerOptions{options.key_dir, options.resolve.cluster, config_.set_metadata, config_.kms_config});
     return Status::Ok();
   }
 

@@ -86,11 +86,6 @@ std::optional<std::string> ParseDeviceLine(std::string_view line) {
   return std::string(device);
 }
 
-bool IsRbdNbdProgram(std::string_view argv0) {
-  size_t slash = argv0.rfind('/');
-  return (slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1)) == "rbd-nbd";
-}
-
 namespace {
 
 Status ArgvError(const std::string& what) { return Status::InvalidArgument("rbd-nbd argv: " + what); }

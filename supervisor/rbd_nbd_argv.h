@@ -44,10 +44,6 @@ std::vector<std::string> RbdNbdUnmapArgv(const SupervisorConfig& config, const s
 // optionally followed by " <cookie>" (--show-cookie). nullopt otherwise.
 std::optional<std::string> ParseDeviceLine(std::string_view line);
 
-// Whether a process's argv[0] names rbd-nbd (any directory): the first
-// filter over /proc before a command line is read back.
-bool IsRbdNbdProgram(std::string_view argv0);
-
 // An rbd-nbd command line read back (/proc/<pid>/cmdline of a server found
 // after a restart): the inverse of the three builders above for every field
 // they write.

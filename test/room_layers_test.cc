@@ -24,20 +24,19 @@ const std::map<std::string, std::set<std::string>>& Layers() {
       {"base", {}},
       {"ceph", {"base"}},
       {"netlink", {"base"}},
+      // Who uses an nbd device needs its name and sysfs holders (netlink).
+      {"host", {"base", "netlink"}},
       {"journal", {"base", "ceph"}},
       {"encryption", {"base"}},
       {"supervisor", {"base", "ceph", "netlink", "journal"}},
       {"csi", {"base", "ceph", "netlink", "journal", "encryption", "supervisor"}},
-      {"csi/node", {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi"}},
+      {"csi/node", {"base", "ceph", "netlink", "host", "journal", "encryption", "supervisor", "csi"}},
       {"csi/controller", {"base", "ceph", "journal", "encryption", "csi"}},
-      {"csi/heal", {"base", "ceph", "netlink", "journal", "supervisor", "csi", "csi/node"}},
+      {"csi/heal", {"base", "ceph", "netlink", "host", "journal", "supervisor", "csi", "csi/node"}},
       {"daemon",
        {"base", "ceph", "netlink", "journal", "encryption", "supervisor", "csi", "csi/node", "csi/controller",
         "csi/heal"}},
-      // netlink and csi/heal: the nbd sysfs files and the /proc scan for
-      // rbd-nbd, read by their one owner when map looks for foreign mappings;
-      // csi/node: who holds a device open and the mount table.
-      {"daemon/ctl", {"base", "ceph", "netlink", "journal", "csi", "csi/node", "csi/heal", "daemon"}},
+      {"daemon/ctl", {"base", "ceph", "netlink", "host", "journal", "csi", "daemon"}},
   };
   return layers;
 }

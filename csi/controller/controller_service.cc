@@ -44,8 +44,8 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
   // A leading '.': no volume ID has one, so this never names a volume's key.
   const std::string id = ".controller-" + std::to_string(++key_files_);
   loop.RunBlocking(
-      [call, path = options_.resolve.cluster_config_path, ceph_dir = options_.resolve.ceph_dir, dir = options_.key_dir,
-       id, key = secrets.user_key] {
+      [call, path = options_.clusters.cluster_config_path, ceph_dir = options_.clusters.ceph_dir,
+       dir = options_.key_dir, id, key = secrets.user_key] {
         call->config = LoadClusters(path, ceph_dir);
         if (call->config.ok()) call->keyfile = WriteKeyFile(dir, id, key);
       },
@@ -57,11 +57,11 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         // The cluster of the images this call works on; each names its own.
         ImageSpec cluster_images;
         cluster_images.monitors = entry->monitors;
-        cluster_images.ceph_conf = entry->CephConfOr(options_.resolve.ceph_conf);
+        cluster_images.ceph_conf = entry->CephConfOr(options_.clusters.ceph_conf);
         cluster_images.user_id = user;
         cluster_images.keyfile = *call->keyfile;
         std::string effective_ns = ns.empty() ? entry->rados_namespace : ns;
-        RadosConfig config = RadosConfigForImage(cluster_images, options_.resolve.rados_timeout_s);
+        RadosConfig config = RadosConfigForImage(cluster_images, options_.clusters.rados_timeout_s);
         rados_.Get(config, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
           if (!cluster.ok()) return finish(cluster.status());
           loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },

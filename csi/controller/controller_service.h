@@ -21,12 +21,12 @@
 #include <memory>
 #include <string>
 
-#include "csi/image_resolver.h"
+#include "ceph/rados_clients.h"
+#include "csi/cluster_config.h"
+#include "csi/controller/volume_encryption.h"
 #include "csi/op_locks.h"
 #include "csi/proto/csi.grpc.pb.h"
 #include "csi/rpc.h"
-#include "ceph/rados_clients.h"
-#include "csi/controller/volume_encryption.h"
 #include "encryption/kms_config.h"
 
 namespace nbdk {
@@ -35,7 +35,7 @@ struct ControllerSecrets;
 
 struct ControllerOptions {
   std::string key_dir = "/run/nbdkeeper/keys";
-  ResolveOptions resolve;  // config.json path, ceph.conf, librados timeout
+  ClusterSource clusters;  // config.json path, ceph.conf, librados timeout
   bool set_metadata = true;  // CreateVolume writes the PVC/PV names (daemon --setmetadata)
   // ceph-csi's KMS config (daemon --kms-config), read per request as
   // ceph-csi does: the ConfigMap may change while the daemon runs.

@@ -132,7 +132,7 @@ grpc::ServerUnaryReactor* ControllerService::ListSnapshots(grpc::CallbackServerC
     }
     // No filter: every cluster of config.json (or the ceph.conf files).
     auto config = std::make_shared<Result<ClusterConfig>>(Status::Internal("not read"));
-    env_.loop.RunBlocking([config, path = options_.resolve.cluster_config_path, dir = options_.resolve.ceph_dir] {
+    env_.loop.RunBlocking([config, path = options_.clusters.cluster_config_path, dir = options_.clusters.ceph_dir] {
                             *config = LoadClusters(path, dir);
                           },
                           [this, config, listing, answer] {

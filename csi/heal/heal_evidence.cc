@@ -1,57 +1,23 @@
 #include "csi/heal/heal_evidence.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
 
-#include "base/kernel_file.h"
 #include "base/log.h"
 #include "base/uv_handle.h"
+#include "host/process_scan.h"
+#include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
-#include "supervisor/rbd_nbd_argv.h"
 
 namespace nbdk {
 namespace {
 
 constexpr size_t kProbeBytes = 4096;  // one logical block, aligned for O_DIRECT
-
-bool IsPid(const char* name) {
-  if (*name == '\0') return false;
-  for (const char* c = name; *c; ++c) {
-    if (*c < '0' || *c > '9') return false;
-  }
-  return true;
-}
-
-// The real and effective uid from /proc/<pid>/status ("Uid:\tR\tE\tS\tF");
-// left at -1 when the process is gone.
-void ReadUids(const std::string& status_path, RbdNbdProcess* p) {
-  auto status = ReadKernelFile(status_path);
-  if (!status.ok()) return;
-  std::istringstream in(*status);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("Uid:")) continue;
-    std::istringstream fields(line.substr(4));
-    int64_t real = -1, effective = -1;
-    if (fields >> real >> effective) {
-      p->uid = real;
-      p->euid = effective;
-    }
-    return;
-  }
-}
-
-std::string ReadLink(const std::string& path) {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf));
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
 
 // One round of ProbeReattaches: each read settles its plan, and the
 // deadline settles those still blocked. Loop thread only, except that a
@@ -96,36 +62,6 @@ DeviceIo ReadDeviceIo(const std::string& device) {
   }
   ::close(fd);
   return io;
-}
-
-std::vector<std::string> ParseCmdline(std::string_view raw) {
-  std::vector<std::string> argv;
-  while (!raw.empty()) {
-    size_t nul = raw.find('\0');
-    argv.emplace_back(raw.substr(0, nul));
-    if (nul == std::string_view::npos) break;
-    raw.remove_prefix(nul + 1);
-  }
-  return argv;
-}
-
-Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_root) {
-  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(proc_root.c_str()), ::closedir);
-  if (!dir) return Status::FromErrno(errno, "list " + proc_root);
-  std::vector<RbdNbdProcess> out;
-  while (struct dirent* e = ::readdir(dir.get())) {
-    if (!IsPid(e->d_name)) continue;
-    auto raw = ReadKernelFile(proc_root + "/" + e->d_name + "/cmdline");
-    if (!raw.ok()) continue;  // exited meanwhile, or unreadable: not a process we can judge
-    std::vector<std::string> argv = ParseCmdline(*raw);
-    if (argv.empty() || !IsRbdNbdProgram(argv[0])) continue;
-    RbdNbdProcess p{std::atoi(e->d_name), std::move(argv), "", -1, -1};
-    std::string dir = proc_root + "/" + e->d_name;
-    p.exe = ReadLink(dir + "/exe");
-    ReadUids(dir + "/status", &p);
-    out.push_back(std::move(p));
-  }
-  return out;
 }
 
 Result<NbdDeviceView> ReadNbdDeviceView(const std::string& device, const std::string& sysfs_root) {

@@ -1,5 +1,6 @@
 // HealEvidence: what the kernel and /proc say about journaled volumes, read
-// for PlanHeal (csi/heal/heal_plan.h) when the daemon starts.
+// for PlanHeal (csi/heal/heal_plan.h) when the daemon starts; the rbd-nbd
+// servers come from the host's process scan (host/process_scan.h).
 //
 // Everything here BLOCKS (file reads, a probe read of a device) and runs
 // off the loop - through EventLoop::RunBlocking, or RunDetached for the
@@ -11,13 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/event_loop.h"
 #include "base/status.h"
-#include "netlink/nbd_sysfs.h"
 #include "csi/heal/heal_plan.h"
+#include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 
@@ -39,18 +39,9 @@ struct HealEvidenceOptions {
   int probe_wait_ms = 2000;
 };
 
-// /proc/<pid>/cmdline ("a\0b\0") -> {"a", "b"}.
-std::vector<std::string> ParseCmdline(std::string_view raw);
-
 // `path` as /proc/<pid>/exe would name it: absolute, symlinks resolved; a
 // name without '/' is searched in $PATH. NotFound when nothing matches.
 Result<std::string> ResolveExecutable(const std::string& path);
-
-// Every process whose argv[0]'s basename is "rbd-nbd", with its exe link
-// and uids (left empty / -1 when unreadable: such a process is never
-// adopted). Processes that exit during the scan are skipped. IoError if
-// `proc_root` cannot be listed.
-Result<std::vector<RbdNbdProcess>> ScanRbdNbdProcesses(const std::string& proc_root);
 
 // The backend cookie and connecting pid of `device` ("/dev/nbdN"); not
 // configured when sysfs has no backend file, pid 0 without a readable pid

@@ -33,18 +33,10 @@
 #include <string_view>
 #include <vector>
 
+#include "host/process_scan.h"
 #include "journal/volume_record.h"
 
 namespace nbdk {
-
-// A process whose argv[0] names rbd-nbd, as /proc showed it.
-struct RbdNbdProcess {
-  int pid = 0;
-  std::vector<std::string> argv;
-  std::string exe;    // /proc/<pid>/exe's target; empty when unreadable
-  int64_t uid = -1;   // real uid (/proc/<pid>/status); -1 when unreadable
-  int64_t euid = -1;  // effective uid
-};
 
 // What an rbd-nbd this daemon started looks like in /proc.
 struct ServerIdentity {

@@ -4,10 +4,10 @@
 #include <optional>
 #include <vector>
 
-#include "csi/mount_flags.h"
-#include "csi/node/mount_table.h"
 #include "base/log.h"
 #include "base/uv_handle.h"
+#include "csi/mount_flags.h"
+#include "host/mount_table.h"
 
 namespace nbdk {
 namespace {

@@ -30,9 +30,10 @@ using PathRoots = std::vector<std::string>;
 
 enum class PathKind { kMissing, kDirectory, kFile };
 
-// What is at `path` (a clean absolute path, as csi/node_request.h checks),
-// confined beneath its root. `field` names the path in errors. A symlink at
-// the leaf is an error like one higher up; a missing parent is kMissing.
+// What is at `path` (a clean absolute path, as csi/node/node_request.h
+// checks), confined beneath its root. `field` names the path in errors. A
+// symlink at the leaf is an error like one higher up; a missing parent is
+// kMissing.
 Result<PathKind> InspectBeneath(const PathRoots& roots, const std::string& path, const std::string& field);
 
 // Creates the mount point at `path` when nothing is there: a directory

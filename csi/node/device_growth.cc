@@ -30,7 +30,7 @@ void GrowDeviceToImage(NodeContext& node, const VolumeRecord& record, std::funct
       done(DeviceGrowth{image_bytes, *device});
     });
   };
-  RadosConfig config = RadosConfigForImage(RecordedImage(record), node.options.resolve.rados_timeout_s);
+  RadosConfig config = RadosConfigForImage(RecordedImage(record), node.options.resolve.cluster.rados_timeout_s);
   node.rados.Get(config, [loop, record, grow, done](Result<std::shared_ptr<RadosCluster>> cluster) {
     if (!cluster.ok()) return done(cluster.status().WithContext("read the size of image " + record.image));
     auto image = std::make_shared<Result<uint64_t>>(Status::Internal("not run"));

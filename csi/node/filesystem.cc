@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/command.h"
+#include "base/join.h"
 #include "base/quote_field.h"
 
 namespace nbdk {
@@ -15,15 +16,6 @@ namespace {
 
 constexpr uint64_t kQuickTimeoutMs = 60 * 1000;
 constexpr uint64_t kMkfsTimeoutMs = 10 * 60 * 1000;
-
-std::string Join(const std::vector<std::string>& parts, char sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out.push_back(sep);
-    out += p;
-  }
-  return out;
-}
 
 // Runs argv; OK on exit 0, else an error with the command and its stderr.
 void Run(EventLoop& loop, std::vector<std::string> argv, uint64_t timeout_ms, StatusCallback done,
@@ -72,7 +64,7 @@ std::vector<std::string> MountArgv(const std::string& fs_type, const std::string
                                    std::vector<std::string> options) {
   if (fs_type == "xfs") options.push_back("nouuid");
   options.push_back(kNetworkDeviceOption);
-  return {"mount", "-t", fs_type, "-o", Join(options, ','), device, target};
+  return {"mount", "-t", fs_type, "-o", Join(options, ","), device, target};
 }
 
 void Mount(EventLoop& loop, const std::string& fs_type, const std::string& device, const std::string& target,
@@ -83,7 +75,7 @@ void Mount(EventLoop& loop, const std::string& fs_type, const std::string& devic
 void BindMount(EventLoop& loop, const std::string& source, const std::string& target, bool read_only,
                std::vector<std::string> options, StatusCallback done) {
   options.push_back(kNetworkDeviceOption);
-  std::vector<std::string> argv = {"mount", "--bind", "-o", Join(options, ','), source, target};
+  std::vector<std::string> argv = {"mount", "--bind", "-o", Join(options, ","), source, target};
   if (!read_only) return Run(loop, std::move(argv), kQuickTimeoutMs, std::move(done));
   EventLoop* l = &loop;
   Run(loop, std::move(argv), kQuickTimeoutMs, [l, target, done = std::move(done)](Status s) {

@@ -64,7 +64,7 @@ class LuksOpen : public std::enable_shared_from_this<LuksOpen> {
     if (!name.ok()) return done_(name.status());
     mapper_ = *name;
     auto self = shared_from_this();
-    node_.rados.Get(RadosConfigForImage(image_, node_.options.resolve.rados_timeout_s),
+    node_.rados.Get(RadosConfigForImage(image_, node_.options.resolve.cluster.rados_timeout_s),
                     [self](Result<std::shared_ptr<RadosCluster>> cluster) {
                       if (!cluster.ok()) return self->done_(cluster.status());
                       self->cluster_ = *cluster;

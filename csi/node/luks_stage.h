@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "csi/node/filesystem.h"
-#include "csi/image_resolver.h"
+#include "csi/node/image_resolver.h"
 #include "csi/node/node_context.h"
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
 
 namespace nbdk {
 

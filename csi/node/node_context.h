@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "csi/image_resolver.h"
+#include "csi/node/image_resolver.h"
 #include "csi/node/node_env.h"
 #include "csi/node/staged_volumes.h"
 #include "csi/topology.h"
@@ -25,7 +25,7 @@ struct NodeOptions {
   std::vector<std::string> path_roots = {"/var/lib/kubelet"};
   std::string mountinfo_path = "/proc/self/mountinfo";
   std::string sysfs_root = kSysfsRoot;
-  std::string proc_root = "/proc";  // who has a device open (device_users.h)
+  std::string proc_root = "/proc";  // who has a device open (host/device_users.h)
   ResolveOptions resolve;
   // ceph-csi's KMS config for encrypted volumes (encryption/kms_config.h).
   std::string kms_config_path = std::string(kKmsConfigPath);

@@ -1,8 +1,8 @@
 #include "csi/node/node_env.h"
 
-#include "csi/node/device_users.h"
 #include "csi/key_file.h"
 #include "encryption/luks_volume.h"
+#include "host/device_users.h"
 
 namespace nbdk {
 

@@ -7,7 +7,7 @@
 //
 // Each call does what the function of the same name does (csi/key_file.h,
 // csi/node/stash.h, csi/node/confined_path.h, csi/node/filesystem.h,
-// csi/node/device_users.h, encryption/luks_volume.h; LuksBacking is
+// host/device_users.h, encryption/luks_volume.h; LuksBacking is
 // ActiveLuksBacking), never on the loop: blocking work runs through
 // RunBlocking, commands through RunCommand. Loop thread only; `done` runs
 // once, later, on the loop thread.
@@ -60,7 +60,7 @@ class NodeEnv {
   virtual void Unmount(const std::string& target, StatusCallback done) = 0;
 
   // FailedPrecondition naming the mounts, holders or openers of `device`
-  // (csi/node/device_users.h).
+  // (host/device_users.h).
   virtual void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
                                  const std::string& sysfs_root, const std::string& proc_root,
                                  StatusCallback done) = 0;

@@ -1,6 +1,6 @@
 // NodeService: the CSI Node service. A thin layer over csi/rpc.h: each RPC
-// parses its request (csi/node_request.h), takes the volume's op lock where
-// it changes state, and runs the operation (stage_transaction.h,
+// parses its request (node_request.h), takes the volume's op lock where it
+// changes state, and runs the operation (stage_transaction.h,
 // volume_operations.h) on the loop.
 #pragma once
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "csi/image_resolver.h"
-#include "csi/node_request.h"
+#include "csi/node/image_resolver.h"
+#include "csi/node/node_request.h"
 #include "csi/node/staged_volumes.h"
 
 namespace nbdk {

@@ -32,7 +32,7 @@
 #include <functional>
 
 #include "csi/node/node_context.h"
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
 #include "csi/proto/csi.pb.h"
 
 namespace nbdk {

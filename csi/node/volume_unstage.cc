@@ -2,12 +2,12 @@
 #include <memory>
 #include <optional>
 
+#include "base/log.h"
 #include "csi/node/confined_path.h"
 #include "csi/node/luks_stage.h"
-#include "csi/node/mount_table.h"
 #include "csi/node/stage_leftovers.h"
 #include "csi/node/volume_operations.h"
-#include "base/log.h"
+#include "host/mount_table.h"
 #include "netlink/nbd_device.h"
 
 namespace nbdk {

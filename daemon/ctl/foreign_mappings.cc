@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "csi/heal/heal_evidence.h"
+#include "host/process_scan.h"
 #include "netlink/nbd_device.h"
 
 namespace nbdk::ctl {

@@ -11,10 +11,10 @@
 
 #include "base/json_writer.h"
 #include "base/quote_field.h"
-#include "csi/node/device_users.h"
-#include "csi/node/mount_table.h"
 #include "daemon/ctl/ctl_commands.h"
 #include "daemon/ctl/persisted_volumes.h"
+#include "host/device_users.h"
+#include "host/mount_table.h"
 
 namespace nbdk::ctl {
 namespace {

@@ -42,7 +42,7 @@ TEST(OmapVolumeKeys, DirectoryValueForms) {
 }
 
 TEST(OmapVolumeKeys, TheResolverReadsWhatTheJournalWrites) {
-  // csi/image_resolver.cc reads csi.volume.<uuid> -> csi.imagename.
+  // csi/node/image_resolver.cc reads csi.volume.<uuid> -> csi.imagename.
   EXPECT_EQ(JournalObject(kVolumeJournalNames, kUuid1), VolumeObject(kUuid1));
   EXPECT_STREQ(kImageNameKey, "csi.imagename");
   EXPECT_EQ(DefaultImageName(kVolumeJournalNames, kUuid1), DefaultImageName(kUuid1));

@@ -6,8 +6,6 @@ nbdk_add_test(csi_node_test
     ${CMAKE_CURRENT_LIST_DIR}/map_options_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/mkfs_options_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/mount_flags_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/node_request_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/snapshot_request_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/topology_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/volume_capability_test.cc
   LIBS nbdk_csi_node)

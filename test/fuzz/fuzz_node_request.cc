@@ -1,8 +1,8 @@
-// CSI Node requests (csi/node_request.h): the input is protobuf wire bytes,
+// CSI Node requests (csi/node/node_request.h): the input is protobuf wire bytes,
 // read as each Node request in turn, as gRPC would hand them to the service.
 // What NodeStageVolume accepts, the supervisor accepts again before mapping;
 // every error keeps to the error rule (base/quote_field.h).
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
 #include "journal/volume_id.h"
 #include "supervisor/rbd_nbd_options.h"
 #include "test/fuzz/fuzz_input.h"

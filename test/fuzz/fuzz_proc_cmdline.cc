@@ -1,8 +1,9 @@
 // /proc/<pid>/cmdline of a process that may be rbd-nbd
-// (csi/heal/heal_evidence.h ParseCmdline), and the heal decision over its argv
+// (host/process_scan.h ParseCmdline), and the heal decision over its argv
 // (csi/heal/heal_plan.h ServesRecord and PlanHeal, which read it with
 // supervisor/rbd_nbd_argv.h ParseRbdNbdArgv).
-#include "csi/heal/heal_evidence.h"
+#include "csi/heal/heal_plan.h"
+#include "host/process_scan.h"
 #include "test/fuzz/fuzz_input.h"
 
 namespace {

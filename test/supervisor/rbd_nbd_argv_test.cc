@@ -160,15 +160,6 @@ void ExpectReadBack(const MapRequest& got, const MapRequest& built, const std::s
   EXPECT_EQ(got.cookie, cookie);
 }
 
-TEST(RbdNbdArgvTest, ProgramIsRbdNbdInAnyDirectory) {
-  EXPECT_TRUE(IsRbdNbdProgram("rbd-nbd"));
-  EXPECT_TRUE(IsRbdNbdProgram("/usr/bin/rbd-nbd"));
-  EXPECT_FALSE(IsRbdNbdProgram("/usr/bin/rbd-nbd-wrapper"));
-  EXPECT_FALSE(IsRbdNbdProgram("/opt/rbd-nbd/bin/rbd"));
-  EXPECT_FALSE(IsRbdNbdProgram("rbd-nbd/"));
-  EXPECT_FALSE(IsRbdNbdProgram(""));
-}
-
 TEST(RbdNbdArgvTest, AMapReadsBackAsItWasBuilt) {
   SupervisorConfig c = ArgvConfig();
   for (const MapRequest& r : Requests()) {

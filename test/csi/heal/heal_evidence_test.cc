@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "base/uv_handle.h"
+#include "test/host/fake_proc.h"
 
 namespace nbdk {
 namespace {
@@ -38,13 +39,8 @@ class HealEvidenceTest : public ::testing::Test {
   // A process as /proc shows it; by default one the daemon could have
   // started (the configured binary, the daemon's uid).
   void Process(int pid, const std::string& cmdline, std::string exe = "", int64_t uid = -1) {
-    std::string d = options_.proc_root + "/" + std::to_string(pid);
-    std::filesystem::create_directories(d);
-    std::ofstream(d + "/cmdline", std::ios::binary) << cmdline;
-    std::filesystem::create_symlink(exe.empty() ? rbd_nbd_ : exe, d + "/exe");
-    if (uid < 0) uid = options_.server_uid;
-    std::ofstream(d + "/status") << "Name:\trbd-nbd\nUid:\t" << uid << "\t" << uid << "\t" << uid << "\t" << uid
-                                 << "\nGid:\t0\t0\t0\t0\n";
+    WriteFakeProcess(options_.proc_root, pid, cmdline, exe.empty() ? rbd_nbd_ : exe,
+                     uid < 0 ? options_.server_uid : uid);
   }
   // The pid the kernel recorded when the device was connected.
   void ConnectedBy(int index, int pid) {
@@ -71,46 +67,6 @@ class HealEvidenceTest : public ::testing::Test {
   std::string rbd_nbd_;
   HealEvidenceOptions options_;
 };
-
-TEST(ParseCmdlineTest, SplitsOnNulAndKeepsEmptyArguments) {
-  using namespace std::string_literals;
-  EXPECT_EQ(ParseCmdline("rbd-nbd\0map\0\0rbd/a\0"s), (std::vector<std::string>{"rbd-nbd", "map", "", "rbd/a"}));
-  EXPECT_TRUE(ParseCmdline("").empty());  // a zombie or kernel thread
-}
-
-TEST_F(HealEvidenceTest, ScanFindsOnlyRbdNbdProcesses) {
-  using namespace std::string_literals;
-  Process(12, "/usr/bin/rbd-nbd\0map\0-f\0rbd/a\0"s);
-  Process(13, "/bin/sleep\0100\0"s);
-  Process(14, ""s);
-  auto found = ScanRbdNbdProcesses(options_.proc_root);
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
-  ASSERT_EQ(found->size(), 1u);
-  EXPECT_EQ((*found)[0].pid, 12);
-  EXPECT_EQ((*found)[0].argv.back(), "rbd/a");
-  EXPECT_EQ(ScanRbdNbdProcesses(dir_ + "/none").status().code(), Code::kNotFound);
-}
-
-// A process that exits while the heal reads /proc: its files open and then
-// fail to read (ESRCH; here a directory where the file was, EISDIR). The
-// scan passes over it, or keeps what it could read, and never throws: a
-// libstdc++ stream's read error did, and that ended the daemon at start.
-TEST_F(HealEvidenceTest, ScanPassesOverProcessesWhoseFilesFailToRead) {
-  using namespace std::string_literals;
-  Process(12, "/usr/bin/rbd-nbd\0map\0-f\0rbd/a\0"s);
-  std::filesystem::create_directories(options_.proc_root + "/13/cmdline");
-  Process(14, "/usr/bin/rbd-nbd\0map\0-f\0rbd/b\0"s);
-  std::filesystem::remove(options_.proc_root + "/14/status");
-  std::filesystem::create_directories(options_.proc_root + "/14/status");
-  auto found = ScanRbdNbdProcesses(options_.proc_root);
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
-  ASSERT_EQ(found->size(), 2u);
-  std::sort(found->begin(), found->end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
-  EXPECT_EQ((*found)[0].pid, 12);
-  EXPECT_EQ((*found)[0].uid, options_.server_uid);
-  EXPECT_EQ((*found)[1].pid, 14);
-  EXPECT_EQ((*found)[1].uid, -1) << "an unreadable status proves no uid";
-}
 
 TEST_F(HealEvidenceTest, DeviceViewReadsTheBackendCookie) {
   Backend(3, "vol-a");

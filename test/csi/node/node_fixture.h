@@ -56,7 +56,7 @@ class NodeTest : public SupervisorTest {
     options.key_dir = dir_ + "/keys";
     options.path_roots = {dir_};
     options.sysfs_root = dir_ + "/sys";
-    options.resolve.cluster_config_path = dir_ + "/config.json";
+    options.resolve.cluster.cluster_config_path = dir_ + "/config.json";
     options.boot_id = "boot-1";
     node_ = std::make_unique<NodeContext>(NodeContext{loop_, sup(), rados_, *volumes_, host_, options});
   }

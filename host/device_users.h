@@ -1,15 +1,17 @@
-// Who still uses an nbd device: mounts (of its filesystem, or bind mounts of
-// the device node itself), holders (device-mapper, md) and processes that
-// have it open (a VM's qemu, dd on a block volume). Unstage refuses to unmap
-// a device someone still uses: rbd-nbd unmap under a live mount or opener
-// turns every later IO on it, and the IO in flight, into an error.
+// DeviceUsers: who still uses an nbd device - mounts (of its filesystem, or
+// bind mounts of the device node itself), holders (device-mapper, md) and
+// processes that have it open (a VM's qemu, dd on a block volume). The
+// Node's unstage refuses to unmap a device someone still uses: rbd-nbd
+// unmap under a live mount or opener turns every later IO on it, and the IO
+// in flight, into an error. The CLI's forced unmap unmounts the mounts it
+// did not make first (daemon/ctl/map_commands.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "csi/node/mount_table.h"
 #include "base/status.h"
+#include "host/mount_table.h"
 
 namespace nbdk {
 

@@ -1,9 +1,9 @@
-#include "csi/image_resolver.h"
+#include "csi/node/image_resolver.h"
 
 #include <memory>
 
-#include "csi/cluster_config.h"
 #include "ceph/omap_volume_keys.h"
+#include "csi/cluster_config.h"
 
 namespace nbdk {
 namespace {
@@ -50,14 +50,16 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
   auto config = std::make_shared<Result<ClusterConfig>>(Status::Internal("not read"));
   RadosClients* clients = &rados;
   EventLoop* l = &loop;
-  loop.RunBlocking([path = options.cluster_config_path, dir = options.ceph_dir, config] { *config = LoadClusters(path, dir); }, [=] {
+  const ClusterSource& source = options.cluster;
+  auto load = [path = source.cluster_config_path, dir = source.ceph_dir, config] { *config = LoadClusters(path, dir); };
+  loop.RunBlocking(load, [=] {
     if (!config->ok()) return r->done(config->status());
     auto entry = (*config)->Find(r->request.cluster_id);
     if (!entry.ok()) return r->done(entry.status());
     ImageSpec& image = r->out.image;
     r->out.cluster_id = entry->cluster_id;
     image.monitors = entry->monitors;
-    image.ceph_conf = entry->CephConfOr(r->options.ceph_conf);
+    image.ceph_conf = entry->CephConfOr(r->options.cluster.ceph_conf);
     image.user_id = r->request.user_id;
     image.keyfile = keyfile;
     image.rados_namespace =
@@ -73,7 +75,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     if (r->request.static_volume || (!image.pool.empty() && !image.image.empty())) {
       return r->done(std::move(r->out));
     }
-    RadosConfig config = RadosConfigForImage(image, r->options.rados_timeout_s);
+    RadosConfig config = RadosConfigForImage(image, r->options.cluster.rados_timeout_s);
     clients->Get(config, [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
       if (!cluster.ok()) return r->done(cluster.status());
       auto status = std::make_shared<Status>();

@@ -1,4 +1,4 @@
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
 
 #include <cctype>
 

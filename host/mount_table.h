@@ -1,4 +1,6 @@
-// MountTable: what is mounted where, from /proc/self/mountinfo.
+// MountTable: what is mounted where, from /proc/self/mountinfo - read by
+// the Node (unstage), the heal (remounts), the device users
+// (host/device_users.h) and the CLI (a forced unmap).
 //
 // Parsing is util-linux's libmount. Reading the file is blocking (call in
 // EventLoop::RunBlocking); parsing is pure and tested on its own. Paths come

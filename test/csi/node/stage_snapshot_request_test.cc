@@ -1,14 +1,13 @@
 // NodeStageVolume of a snapshot (volume context imageSnapshot,
-// csi/node_request.h): read by Ceph's name rule, only with a read-only
+// csi/node/node_request.h): read by Ceph's name rule, only with a read-only
 // capability, never encrypted or with the image's lock.
 #include <gtest/gtest.h>
 
-#include "csi/node_request.h"
+#include "csi/node/node_request.h"
+#include "test/csi/node/node_requests.h"
 
 namespace nbdk {
 namespace {
-
-using Mode = csi::v1::VolumeCapability::AccessMode;
 
 // A static snapshot volume as `nbdkeeperctl map rbd/db@monday` stages it.
 csi::v1::NodeStageVolumeRequest SnapshotStage(Mode::Mode mode = Mode::SINGLE_NODE_READER_ONLY) {
@@ -18,7 +17,7 @@ csi::v1::NodeStageVolumeRequest SnapshotStage(Mode::Mode mode = Mode::SINGLE_NOD
   r.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
   r.mutable_volume_capability()->mutable_access_mode()->set_mode(mode);
   (*r.mutable_secrets())["userID"] = "admin";
-  (*r.mutable_secrets())["userKey"] = "AQBsecretKEYvalue0123456789abcdefghij==";
+  (*r.mutable_secrets())["userKey"] = kKey;
   auto& ctx = *r.mutable_volume_context();
   ctx["staticVolume"] = "true";
   ctx["clusterID"] = "ceph";

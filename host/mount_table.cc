@@ -1,4 +1,4 @@
-#include "csi/node/mount_table.h"
+#include "host/mount_table.h"
 
 #include <libmount/libmount.h>
 

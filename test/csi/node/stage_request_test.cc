@@ -1,52 +1,15 @@
-#include "csi/node_request.h"
-#include "csi/mkfs_options.h"
-#include "csi/storage_class_keys.h"
-
+// NodeStageVolume's request read and checked (csi/node/node_request.h).
 #include <gtest/gtest.h>
 
 #include <functional>
 
+#include "csi/mkfs_options.h"
+#include "csi/node/node_request.h"
+#include "csi/storage_class_keys.h"
+#include "test/csi/node/node_requests.h"
+
 namespace nbdk {
 namespace {
-
-using Mode = csi::v1::VolumeCapability::AccessMode;
-
-constexpr char kVolumeId[] = "0001-0009-rook-ceph-0000000000000002-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
-constexpr char kKey[] = "AQBsecretKEYvalue0123456789abcdefghij==";
-constexpr char kStaging[] = "/var/lib/kubelet/plugins/kubernetes.io/csi/rbd.csi.ceph.com/abc/globalmount";
-constexpr char kTarget[] = "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~csi/pvc-1/mount";
-
-void SetMount(csi::v1::VolumeCapability* cap, Mode::Mode mode = Mode::SINGLE_NODE_WRITER) {
-  cap->mutable_mount()->set_fs_type("ext4");
-  cap->mutable_access_mode()->set_mode(mode);
-}
-
-csi::v1::NodeStageVolumeRequest ValidStage() {
-  csi::v1::NodeStageVolumeRequest r;
-  r.set_volume_id(kVolumeId);
-  r.set_staging_target_path(kStaging);
-  SetMount(r.mutable_volume_capability());
-  (*r.mutable_secrets())["userID"] = "csi-rbd-node";
-  (*r.mutable_secrets())["userKey"] = kKey;
-  auto& ctx = *r.mutable_volume_context();
-  ctx["clusterID"] = "rook-ceph";
-  ctx["pool"] = "replicapool";
-  ctx["imageName"] = "csi-vol-b0a3c3d5-1d1a-4a9e-9a8f-2d7e0d9b7d51";
-  ctx["imageFeatures"] = "layering";
-  ctx["mounter"] = "rbd-nbd";
-  ctx["mapOptions"] = "krbd:queue_depth=1024;nbd:try-netlink,io-timeout=0";
-  ctx["unmapOptions"] = "nbd:force";
-  ctx["csi.storage.k8s.io/pv/name"] = "pvc-1";
-  return r;
-}
-
-template <typename T>
-void ExpectError(const Result<T>& r, Code code, std::string_view mentions) {
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), code) << r.status().ToString();
-  EXPECT_NE(r.status().message().find(mentions), std::string::npos)
-      << "'" << r.status().message() << "' should mention '" << mentions << "'";
-}
 
 TEST(StageRequestTest, AnEncryptedVolumeCarriesItsKmsAndTheSecretOnlyInItsHolder) {
   auto req = ValidStage();
@@ -340,143 +303,6 @@ TEST(StageRequestTest, BlockVolumeWithMultiNodeWriter) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->capability.block);
   EXPECT_TRUE(r->capability.multi_node);
-}
-
-csi::v1::NodePublishVolumeRequest ValidPublish() {
-  csi::v1::NodePublishVolumeRequest r;
-  r.set_volume_id(kVolumeId);
-  r.set_staging_target_path(kStaging);
-  r.set_target_path(kTarget);
-  SetMount(r.mutable_volume_capability());
-  return r;
-}
-
-TEST(PublishRequestTest, ParsesAndCombinesReadOnly) {
-  auto r = ParsePublishRequest(ValidPublish());
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->target_path, kTarget);
-  EXPECT_EQ(r->staging_target_path, kStaging);
-  EXPECT_FALSE(r->read_only);
-
-  auto flagged = ValidPublish();
-  flagged.set_readonly(true);
-  EXPECT_TRUE(ParsePublishRequest(flagged)->read_only);
-  auto rox = ValidPublish();
-  SetMount(rox.mutable_volume_capability(), Mode::MULTI_NODE_READER_ONLY);
-  EXPECT_TRUE(ParsePublishRequest(rox)->read_only);
-}
-
-TEST(PublishRequestTest, EachInvalidFieldIsNamed) {
-  auto with = [](std::function<void(csi::v1::NodePublishVolumeRequest*)> f) {
-    auto r = ValidPublish();
-    f(&r);
-    return ParsePublishRequest(r);
-  };
-  ExpectError(with([](auto* r) { r->clear_volume_id(); }), Code::kInvalidArgument, "volume_id: missing");
-  ExpectError(with([](auto* r) { r->clear_target_path(); }), Code::kInvalidArgument, "target_path: missing");
-  ExpectError(with([](auto* r) { r->set_target_path("/a/../b"); }), Code::kInvalidArgument, "target_path: '/a/../b'");
-  // The spec's "Staging target path not set".
-  ExpectError(with([](auto* r) { r->clear_staging_target_path(); }), Code::kFailedPrecondition,
-              "staging_target_path: missing");
-  ExpectError(with([](auto* r) { r->set_staging_target_path("rel"); }), Code::kInvalidArgument,
-              "staging_target_path: 'rel' is not an absolute path");
-  ExpectError(with([](auto* r) { r->clear_volume_capability(); }), Code::kInvalidArgument,
-              "volume_capability: missing");
-  ExpectError(with([](auto* r) { r->mutable_volume_capability()->mutable_mount()->set_fs_type("ntfs"); }),
-              Code::kFailedPrecondition, "fs_type");
-}
-
-TEST(UnstageRequestTest, RequiresVolumeIdAndStagingPath) {
-  csi::v1::NodeUnstageVolumeRequest r;
-  r.set_volume_id("my-image");  // static volume IDs are not decoded here
-  r.set_staging_target_path(kStaging);
-  auto ok = ParseUnstageRequest(r);
-  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->volume_id, "my-image");
-  EXPECT_EQ(ok->staging_target_path, kStaging);
-  r.clear_staging_target_path();
-  ExpectError(ParseUnstageRequest(r), Code::kInvalidArgument, "staging_target_path: missing");
-  r.set_staging_target_path(kStaging);
-  r.clear_volume_id();
-  ExpectError(ParseUnstageRequest(r), Code::kInvalidArgument, "volume_id: missing");
-}
-
-TEST(UnpublishRequestTest, RequiresVolumeIdAndTargetPath) {
-  csi::v1::NodeUnpublishVolumeRequest r;
-  r.set_volume_id(kVolumeId);
-  r.set_target_path(kTarget);
-  auto ok = ParseUnpublishRequest(r);
-  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->target_path, kTarget);
-  r.set_target_path("/x/");
-  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "target_path: '/x/' is not clean");
-  r.clear_target_path();
-  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "target_path: missing");
-  r.set_target_path(kTarget);
-  r.set_volume_id(std::string(129, 'v'));
-  ExpectError(ParseUnpublishRequest(r), Code::kInvalidArgument, "volume_id: 129 bytes");
-}
-
-TEST(VolumeStatsRequestTest, VolumePathRequiredStagingOptional) {
-  csi::v1::NodeGetVolumeStatsRequest r;
-  r.set_volume_id(kVolumeId);
-  r.set_volume_path(kTarget);
-  auto ok = ParseVolumeStatsRequest(r);
-  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->staging_target_path, "");
-  // Path syntax is not the parser's: the volume is looked up first (NOT_FOUND),
-  // then the path must be one the journal records for it (NOT_FOUND).
-  r.set_volume_path("some/relative/path");
-  EXPECT_TRUE(ParseVolumeStatsRequest(r).ok());
-  r.clear_volume_path();
-  ExpectError(ParseVolumeStatsRequest(r), Code::kInvalidArgument, "volume_path: missing");
-  r.set_volume_path(kTarget);
-  r.clear_volume_id();
-  ExpectError(ParseVolumeStatsRequest(r), Code::kInvalidArgument, "volume_id: missing");
-}
-
-TEST(ExpandRequestTest, ParsesOptionalFields) {
-  csi::v1::NodeExpandVolumeRequest r;
-  r.set_volume_id(kVolumeId);
-  r.set_volume_path(kTarget);
-  auto bare = ParseExpandRequest(r);
-  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
-  EXPECT_FALSE(bare->capability.has_value());
-  EXPECT_EQ(bare->required_bytes, 0);
-
-  r.set_staging_target_path(kStaging);
-  r.mutable_capacity_range()->set_required_bytes(1 << 30);
-  SetMount(r.mutable_volume_capability());
-  auto full = ParseExpandRequest(r);
-  ASSERT_TRUE(full.ok()) << full.status().ToString();
-  EXPECT_EQ(full->required_bytes, 1 << 30);
-  ASSERT_TRUE(full->capability.has_value());
-  EXPECT_EQ(full->capability->fs_type, "ext4");
-}
-
-TEST(ExpandRequestTest, EachInvalidFieldIsNamed) {
-  auto with = [](std::function<void(csi::v1::NodeExpandVolumeRequest*)> f) {
-    csi::v1::NodeExpandVolumeRequest r;
-    r.set_volume_id(kVolumeId);
-    r.set_volume_path(kTarget);
-    f(&r);
-    return ParseExpandRequest(r);
-  };
-  ExpectError(with([](auto* r) { r->clear_volume_id(); }), Code::kInvalidArgument, "volume_id: missing");
-  ExpectError(with([](auto* r) { r->clear_volume_path(); }), Code::kInvalidArgument, "volume_path: missing");
-  EXPECT_TRUE(with([](auto* r) { r->set_volume_path("relative"); }).ok()) << "looked up before its syntax";
-  ExpectError(with([](auto* r) { r->mutable_capacity_range()->set_required_bytes(-1); }), Code::kInvalidArgument,
-              "capacity_range.required_bytes: negative");
-  ExpectError(with([](auto* r) { r->mutable_capacity_range()->set_limit_bytes(-1); }), Code::kInvalidArgument,
-              "capacity_range.limit_bytes: negative");
-  ExpectError(with([](auto* r) {
-                r->mutable_capacity_range()->set_required_bytes(10);
-                r->mutable_capacity_range()->set_limit_bytes(5);
-              }),
-              Code::kInvalidArgument, "required_bytes 10 exceeds limit_bytes 5");
-  // NodeExpandVolume's table: "Exceeds capabilities" is INVALID_ARGUMENT.
-  ExpectError(with([](auto* r) { SetMount(r->mutable_volume_capability(), Mode::MULTI_NODE_MULTI_WRITER); }),
-              Code::kInvalidArgument, "MULTI_NODE_MULTI_WRITER");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "csi/node/device_users.h"
+#include "host/device_users.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -7,25 +7,14 @@
 #include <cerrno>
 #include <memory>
 
+#include "base/join.h"
 #include "base/kernel_file.h"
+#include "host/process_scan.h"
 #include "netlink/nbd_device.h"
 #include "netlink/nbd_sysfs.h"
 
 namespace nbdk {
 namespace {
-
-struct DirClose {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-using UniqueDir = std::unique_ptr<DIR, DirClose>;
-
-bool IsNumber(const char* name) {
-  if (*name == '\0') return false;
-  for (; *name != '\0'; ++name) {
-    if (*name < '0' || *name > '9') return false;
-  }
-  return true;
-}
 
 std::string Comm(const std::string& pid_dir) {
   auto comm = ReadKernelFile(pid_dir + "/comm", 64);
@@ -36,13 +25,14 @@ std::string Comm(const std::string& pid_dir) {
 }
 
 // Does the process in `pid_dir` have an fd on the block device `rdev`?
+// ("." and "..", directories, are never that device.)
 bool HasOpen(const std::string& pid_dir, dev_t rdev) {
   std::string fd_dir = pid_dir + "/fd";
-  UniqueDir fds(::opendir(fd_dir.c_str()));
+  std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(fd_dir.c_str()), ::closedir);
   if (!fds) return false;  // gone, or a kernel thread
   while (const dirent* e = ::readdir(fds.get())) {
     struct stat st {};
-    if (!IsNumber(e->d_name) || ::stat((fd_dir + "/" + e->d_name).c_str(), &st) != 0) continue;
+    if (::stat((fd_dir + "/" + e->d_name).c_str(), &st) != 0) continue;
     if (S_ISBLK(st.st_mode) && st.st_rdev == rdev) return true;
   }
   return false;
@@ -66,33 +56,24 @@ Result<std::vector<std::string>> DeviceOpeners(const std::string& device, const 
   struct stat dev {};
   if (::stat(device.c_str(), &dev) != 0) return Status::FromErrno(errno, "stat " + device);
   if (!S_ISBLK(dev.st_mode)) return Status::FailedPrecondition(device + " is not a block device");
-  UniqueDir procs(::opendir(proc_root.c_str()));
-  if (!procs) return Status::FromErrno(errno, "open " + proc_root);
-  const std::string self = std::to_string(::getpid());
+  const int self = ::getpid();
   std::vector<std::string> out;
-  while (const dirent* e = ::readdir(procs.get())) {
-    if (!IsNumber(e->d_name) || e->d_name == self) continue;
-    std::string pid_dir = proc_root + "/" + e->d_name;
-    if (!HasOpen(pid_dir, dev.st_rdev)) continue;
+  Status listed = ForEachProcess(proc_root, [&](int pid, const std::string& pid_dir) {
+    if (pid == self || !HasOpen(pid_dir, dev.st_rdev)) return;
     std::string comm = Comm(pid_dir);
-    if (comm == "rbd-nbd") continue;
-    out.push_back("pid " + std::string(e->d_name) + " (" + (comm.empty() ? "?" : comm) + ")");
-  }
+    if (comm == "rbd-nbd") return;
+    out.push_back("pid " + std::to_string(pid) + " (" + (comm.empty() ? "?" : comm) + ")");
+  });
+  if (!listed.ok()) return listed;
   return out;
 }
 
 namespace {
 
-std::string Joined(const std::vector<std::string>& items) {
-  std::string list;
-  for (const std::string& i : items) list += (list.empty() ? "" : ", ") + i;
-  return list;
-}
-
 Status CheckNoMounts(const std::string& device, const std::string& mountinfo_path) {
   auto table = ReadMountTable(mountinfo_path);
   if (!table.ok()) return table.status();
-  std::string mounts = Joined(MountsOfDevice(*table, device));
+  std::string mounts = Join(MountsOfDevice(*table, device), ", ");
   if (mounts.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is still mounted at " + mounts + "; unmount it before unstaging");
 }
@@ -104,7 +85,7 @@ Status CheckNoHolders(const std::string& device, const std::string& sysfs_root) 
   if (!index.ok()) return Status::Ok();
   auto holders = ReadNbdHolders(*index, sysfs_root);
   if (!holders.ok()) return holders.status();
-  std::string list = Joined(*holders);
+  std::string list = Join(*holders, ", ");
   if (list.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is held by " + list + " (device-mapper or md); release it first");
 }
@@ -114,7 +95,7 @@ Status CheckNoOpeners(const std::string& device, const std::string& proc_root) {
   // No device node (a record whose map never happened): nobody has it open.
   if (!openers.ok() && openers.status().code() == Code::kNotFound) return Status::Ok();
   if (!openers.ok()) return openers.status().WithContext("who has " + device + " open");
-  std::string list = Joined(*openers);
+  std::string list = Join(*openers, ", ");
   if (list.empty()) return Status::Ok();
   return Status::FailedPrecondition(device + " is open by " + list + "; close it before unstaging");
 }

@@ -7,18 +7,20 @@
 // image name is the volume context's imageName or, failing that, the omap
 // journal's csi.volume.<uuid> -> csi.imagename (csi-vol-<uuid> when the key
 // is absent), read from the journal pool with librados off the loop.
-// Loop thread only; `done` runs on the loop.
+// Loop thread only; `done` runs on the loop. The Node's alone: the
+// Controller shares only the ClusterSource (csi/cluster_config.h).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "csi/node_request.h"
-#include "csi/topology.h"
 #include "base/event_loop.h"
 #include "ceph/image_spec.h"
 #include "ceph/rados_clients.h"
+#include "csi/cluster_config.h"
+#include "csi/node/node_request.h"
+#include "csi/topology.h"
 
 namespace nbdk {
 
@@ -31,10 +33,7 @@ struct ResolvedImage {
 };
 
 struct ResolveOptions {
-  std::string cluster_config_path;
-  std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
-  std::string ceph_dir = "/etc/ceph";  // the ceph.conf files without cluster_config_path (LoadClusters)
-  int rados_timeout_s = 10;
+  ClusterSource cluster;  // what the Controller reads its clusters from too
   // Read affinity: the node's labels, and the labels that locate it where
   // the cluster's entry names none.
   NodeLabels node_labels;
