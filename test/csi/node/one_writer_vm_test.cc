@@ -3,10 +3,11 @@
 // rbd-nbd is killed while other clients use the image is re-attached, never
 // fenced, and its writer sees no IO error. Those clients: `rbd resize` in a
 // loop (each one a Controller's brief lock holder, issue 41 A4), a reader
-// that stays (a backup), and a snapshot of the image staged beside it (a
-// read-only map, A3).
+// that stays (a backup), the client of a first attach that died, and a
+// snapshot of the image staged beside it (a read-only map, A3).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "test/common/vm_command.h"
@@ -191,6 +193,60 @@ TEST_F(OneWriterVmTest, AReaderThroughAKillIsNoTakeover) {
   EXPECT_EQ((*writer)->errors(), 0u);
   ASSERT_GRPC_OK(Unpublish(image, TargetPath(image, 1)));
   ASSERT_GRPC_OK(Unstage(image));
+}
+
+// A re-attach whose first attach dies (a wrapper hides that rbd-nbd's
+// device line and SIGKILLs it 2 s in, likely after it took the image's lock
+// and served a moment): the dead attempt's client is this volume's own, so
+// the next attempt breaks its lock and serves; no fence, no IO error.
+TEST_F(OneWriterVmTest, AFailedFirstAttachIsNoTakeover) {
+  const std::string image = "vol-failed-attach";
+  CreateImage(image);
+  const std::string wrapper = "/run/nbdk-first-attach-dies";
+  const std::string marker = "/run/nbdk-first-attach-died";
+  std::filesystem::remove(marker);
+  {
+    std::ofstream out(wrapper);
+    out << "#!/bin/sh\n"
+           "case \" $* \" in *\" attach \"*) [ -e " << marker << " ] || {\n"
+           "  touch " << marker << "\n"
+           "  rbd-nbd \"$@\" >/dev/null & sleep 2; kill -9 $!; wait $!; exit 1; } ;; esac\n"
+           "exec rbd-nbd \"$@\"\n";
+  }
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  VmNode flaky("/run/nbdk-node-flaky", "node-flaky");
+  std::string error;
+  ASSERT_TRUE(flaky.Start(true, {"--reattach-timeout=60", "--rbd-nbd=" + wrapper}, &error)) << error;
+  ASSERT_GRPC_OK(flaky.Stage(flaky.StageReq(image, MountCapability("ext4"))));
+  const std::string data = flaky.StagingPath(image) + "/" + image + "/writer.dat";
+  Result<std::unique_ptr<Writer>> writer = Writer::Start(data);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  Clock::time_point killed = Clock::now();
+  ASSERT_EQ(::kill(std::stoi(flaky.StatusField(image, "pid")), SIGKILL), 0);
+  bool fenced = false;
+  while (Since(killed) < 90 && !fenced &&
+         !(flaky.StatusField(image, "state") == "Connected" && flaky.StatusField(image, "restarts") == "1")) {
+    fenced = flaky.StatusField(image, "state") == "Fenced";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double heal_s = Since(killed);
+  const std::string reason = flaky.StatusField(image, "reason");
+  (*writer)->Stop();
+  std::printf("[ failed-attach ] %s after %.1f s: %s; writer: %llu writes, %llu IO errors, longest %.2f s\n",
+              flaky.StatusField(image, "state").c_str(), heal_s, reason.c_str(),
+              static_cast<unsigned long long>((*writer)->writes()),
+              static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  EXPECT_FALSE(fenced) << flaky.StatusOf(image);
+  EXPECT_EQ(flaky.StatusField(image, "state"), "Connected") << flaky.StatusOf(image);
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the wrapper never killed an attach";
+  EXPECT_EQ(reason.find("after 1 attempt(s)"), std::string::npos) << "the first attach did not fail: " << reason;
+  EXPECT_EQ((*writer)->errors(), 0u);
+  EXPECT_TRUE(VerifyWriterData(data, (*writer)->writes()).ok());
+  EXPECT_GRPC_OK(flaky.Unstage(image));
+  int st = flaky.Stop();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "node-flaky exit";
 }
 
 TEST_F(OneWriterVmTest, ASnapshotStagedBesideItsHeadNeitherFencesNorIsFenced) {
