@@ -5,9 +5,7 @@
 
 namespace nbdk {
 
-std::string_view OutputStreamName(OutputStream stream) {
-  return stream == OutputStream::kStdout ? "stdout" : "stderr";
-}
+std::string_view OutputStreamName(OutputStream stream) { return stream == OutputStream::kStdout ? "stdout" : "stderr"; }
 
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
@@ -21,8 +19,8 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 }
 }  // namespace
 
-Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop, SpawnOptions options,
-                                                          LineCallback on_line, ExitCallback on_exit) {
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop, SpawnOptions options, LineCallback on_line,
+                                                          ExitCallback on_exit) {
   if (options.argv.empty() || options.argv[0].empty()) {
     return Status::InvalidArgument("spawn: argv is empty");
   }
@@ -107,12 +105,11 @@ Status ChildProcess::Start() {
     st.data = std::move(*options_.stdin_data);
     st.req.data = this;
     uv_buf_t buf = uv_buf_init(st.data.data(), static_cast<unsigned>(st.data.size()));
-    rc = uv_write(&st.req, reinterpret_cast<uv_stream_t*>(stdin_.handle()), &buf, 1,
-                  [](uv_write_t* req, int status) {
-                    // Closing the pipe cancels the write: the owner may be gone.
-                    if (status == UV_ECANCELED) return;
-                    static_cast<ChildProcess*>(req->data)->stdin_.Close();
-                  });
+    rc = uv_write(&st.req, reinterpret_cast<uv_stream_t*>(stdin_.handle()), &buf, 1, [](uv_write_t* req, int status) {
+      // Closing the pipe cancels the write: the owner may be gone.
+      if (status == UV_ECANCELED) return;
+      static_cast<ChildProcess*>(req->data)->stdin_.Close();
+    });
     if (rc != 0) stdin_.Close();  // the child then reads end-of-file
   }
   return Status::Ok();

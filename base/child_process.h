@@ -65,8 +65,8 @@ class ChildProcess {
   // after the exit). Either callback may destroy this object. On failure
   // (missing program, bad cwd, no argv) nothing is left running and the
   // callbacks are never called.
-  static Result<std::unique_ptr<ChildProcess>> Spawn(EventLoop& loop, SpawnOptions options,
-                                                     LineCallback on_line, ExitCallback on_exit);
+  static Result<std::unique_ptr<ChildProcess>> Spawn(EventLoop& loop, SpawnOptions options, LineCallback on_line,
+                                                     ExitCallback on_exit);
 
   // Closes the pipes and the process handle; no callback runs afterwards.
   // A running child keeps running (unless kill_signal_on_destroy is set):

@@ -165,7 +165,8 @@ Status EventLoop::Shutdown() {
     uv_handle_t* lane = nullptr;
   } walk{0, reinterpret_cast<uv_handle_t*>(controller_async_.get())};
   uv_walk(
-      loop_.get(), [](uv_handle_t* h, void* arg) {
+      loop_.get(),
+      [](uv_handle_t* h, void* arg) {
         auto* w = static_cast<Walk*>(arg);
         if (!uv_is_closing(h) && h != w->lane) ++w->open;
       },

@@ -126,8 +126,8 @@ class EventLoop {
   // their own, which Shutdown() leaves open until the last has run.
   std::unique_ptr<uv_async_t> controller_async_;
   std::shared_ptr<Inbox> controller_done_ = std::make_shared<Inbox>();
-  size_t controller_in_flight_ = 0;  // loop thread
-  bool controller_open_ = true;      // loop thread
+  size_t controller_in_flight_ = 0;                 // loop thread
+  bool controller_open_ = true;                     // loop thread
   WorkerPool controller_pool_{kControllerThreads};  // last: its threads are joined first
 };
 

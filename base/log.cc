@@ -16,10 +16,14 @@ std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 
 std::string_view LevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -40,10 +44,18 @@ void AppendValue(std::string* out, std::string_view v) {
   out->push_back('"');
   for (char c : v) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out->push_back('?');
@@ -93,8 +105,7 @@ void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
 
-std::string FormatLogLine(LogLevel level, std::string_view event,
-                          std::initializer_list<LogField> fields) {
+std::string FormatLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
   std::string line = "level=";
   line.append(LevelName(level));
   line.append(" event=");

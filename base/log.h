@@ -36,8 +36,7 @@ void SetLogLevel(LogLevel level);
 bool LogEnabled(LogLevel level);
 
 // Formats one line (without the timestamp) - exposed for tests.
-std::string FormatLogLine(LogLevel level, std::string_view event,
-                          std::initializer_list<LogField> fields);
+std::string FormatLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields);
 
 // The event and its fields as the line shows them, without timestamp and
 // level: `mapping_state volume=v1 state=Connected` (the journal's MESSAGE).

@@ -21,8 +21,8 @@ constexpr std::string_view kOwnPrefix = "NBDK_";
 
 // Names journald or journalctl interpret, and the ones written below.
 constexpr std::string_view kReservedNames[] = {
-    "MESSAGE", "MESSAGE_ID", "PRIORITY", "EVENT", "ERRNO", "TID", "UNIT", "USER_UNIT",
-    "INVOCATION_ID", "USER_INVOCATION_ID", "DOCUMENTATION",
+    "MESSAGE",   "MESSAGE_ID",    "PRIORITY",           "EVENT",         "ERRNO", "TID", "UNIT",
+    "USER_UNIT", "INVOCATION_ID", "USER_INVOCATION_ID", "DOCUMENTATION",
 };
 constexpr std::string_view kReservedPrefixes[] = {"CODE_", "SYSLOG_", "OBJECT_", "COREDUMP_"};
 
@@ -38,10 +38,14 @@ bool Reserved(std::string_view name) {
 
 int Priority(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return LOG_DEBUG;
-    case LogLevel::kInfo: return LOG_INFO;
-    case LogLevel::kWarn: return LOG_WARNING;
-    case LogLevel::kError: return LOG_ERR;
+    case LogLevel::kDebug:
+      return LOG_DEBUG;
+    case LogLevel::kInfo:
+      return LOG_INFO;
+    case LogLevel::kWarn:
+      return LOG_WARNING;
+    case LogLevel::kError:
+      return LOG_ERR;
   }
   return LOG_INFO;
 }
@@ -82,8 +86,8 @@ std::string JournalFieldName(std::string_view key) {
   return name;
 }
 
-std::vector<std::string> JournalFields(LogLevel level, std::string_view event,
-                                       std::initializer_list<LogField> fields, std::string_view identifier) {
+std::vector<std::string> JournalFields(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
+                                       std::string_view identifier) {
   std::vector<std::string> out;
   out.reserve(4 + fields.size());
   out.push_back("MESSAGE=" + FormatLogMessage(event, fields));

@@ -46,8 +46,8 @@ std::string JournalFieldName(std::string_view key);
 // EVENT=`event`, then one entry per field, named by JournalFieldName
 // ("volume" gives VOLUME, "state" STATE). Values are raw bytes: the native
 // protocol carries newlines, so only MESSAGE is quoted.
-std::vector<std::string> JournalFields(LogLevel level, std::string_view event,
-                                       std::initializer_list<LogField> fields, std::string_view identifier);
+std::vector<std::string> JournalFields(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
+                                       std::string_view identifier);
 
 // Sends one event to journald (sd_journal_sendv), identified by the
 // program's name. False when the send failed; the caller then writes it to

@@ -80,9 +80,7 @@ void MetricsWriter::Sample(const std::string& name, const Labels& labels, double
   out_ += name + FormatLabels(labels) + " " + FormatValue(value) + "\n";
 }
 
-void Metrics::DeclareCounter(std::string name, std::string help) {
-  families_[std::move(name)].help = std::move(help);
-}
+void Metrics::DeclareCounter(std::string name, std::string help) { families_[std::move(name)].help = std::move(help); }
 
 void Metrics::DeclareHistogram(std::string name, std::string help, std::vector<double> upper_bounds) {
   Family& f = families_[std::move(name)];

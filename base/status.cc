@@ -7,20 +7,34 @@ namespace nbdk {
 
 std::string_view CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "OK";
-    case Code::kInvalidArgument: return "InvalidArgument";
-    case Code::kNotFound: return "NotFound";
-    case Code::kAlreadyExists: return "AlreadyExists";
-    case Code::kFailedPrecondition: return "FailedPrecondition";
-    case Code::kAborted: return "Aborted";
-    case Code::kOutOfRange: return "OutOfRange";
-    case Code::kUnavailable: return "Unavailable";
-    case Code::kDeadlineExceeded: return "DeadlineExceeded";
-    case Code::kResourceExhausted: return "ResourceExhausted";
-    case Code::kIoError: return "IoError";
-    case Code::kCorruption: return "Corruption";
-    case Code::kUnimplemented: return "Unimplemented";
-    case Code::kInternal: return "Internal";
+    case Code::kOk:
+      return "OK";
+    case Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Code::kNotFound:
+      return "NotFound";
+    case Code::kAlreadyExists:
+      return "AlreadyExists";
+    case Code::kFailedPrecondition:
+      return "FailedPrecondition";
+    case Code::kAborted:
+      return "Aborted";
+    case Code::kOutOfRange:
+      return "OutOfRange";
+    case Code::kUnavailable:
+      return "Unavailable";
+    case Code::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case Code::kResourceExhausted:
+      return "ResourceExhausted";
+    case Code::kIoError:
+      return "IoError";
+    case Code::kCorruption:
+      return "Corruption";
+    case Code::kUnimplemented:
+      return "Unimplemented";
+    case Code::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -33,17 +47,23 @@ Status Status::FromErrno(int err, std::string_view what) {
   // code; every other errno is an I/O error (LevelDB's rule). EINVAL from a
   // system call is our bug or the kernel's, never the request's fault.
   switch (err) {
-    case ENOENT: return NotFound(std::move(m));
-    case EEXIST: return AlreadyExists(std::move(m));
-    case ETIMEDOUT: return DeadlineExceeded(std::move(m));
+    case ENOENT:
+      return NotFound(std::move(m));
+    case EEXIST:
+      return AlreadyExists(std::move(m));
+    case ETIMEDOUT:
+      return DeadlineExceeded(std::move(m));
     case ENOMEM:
     case EMFILE:
     case ENFILE:
     case EDQUOT:
-    case ENOSPC: return ResourceExhausted(std::move(m));
+    case ENOSPC:
+      return ResourceExhausted(std::move(m));
     case EACCES:
-    case EPERM: return FailedPrecondition(std::move(m));
-    default: return IoError(std::move(m));
+    case EPERM:
+      return FailedPrecondition(std::move(m));
+    default:
+      return IoError(std::move(m));
   }
 }
 

@@ -17,19 +17,19 @@ namespace nbdk {
 
 enum class Code {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is wrong
-  kNotFound,           // the named thing does not exist
-  kAlreadyExists,      // exists, and incompatibly so
-  kFailedPrecondition, // the system is not in a state that allows this
-  kAborted,            // a concurrent operation conflicts; retry later
-  kOutOfRange,         // a well-formed value this system cannot serve (a size)
-  kUnavailable,        // a dependency (kernel module, cluster) is absent
-  kDeadlineExceeded,   // a deadline passed before the work finished
-  kResourceExhausted,  // out of devices, memory or file descriptors
-  kIoError,            // a system call failed
-  kCorruption,         // stored data does not parse or fails its checksum
-  kUnimplemented,      // not supported by this build
-  kInternal,           // a broken invariant: a bug
+  kInvalidArgument,     // the caller's input is wrong
+  kNotFound,            // the named thing does not exist
+  kAlreadyExists,       // exists, and incompatibly so
+  kFailedPrecondition,  // the system is not in a state that allows this
+  kAborted,             // a concurrent operation conflicts; retry later
+  kOutOfRange,          // a well-formed value this system cannot serve (a size)
+  kUnavailable,         // a dependency (kernel module, cluster) is absent
+  kDeadlineExceeded,    // a deadline passed before the work finished
+  kResourceExhausted,   // out of devices, memory or file descriptors
+  kIoError,             // a system call failed
+  kCorruption,          // stored data does not parse or fails its checksum
+  kUnimplemented,       // not supported by this build
+  kInternal,            // a broken invariant: a bug
 };
 
 std::string_view CodeName(Code code);
@@ -98,8 +98,8 @@ class [[nodiscard]] Result {
 }  // namespace nbdk
 
 // Returns early from the enclosing function when `expr` is not OK.
-#define NBDK_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::nbdk::Status nbdk_status_ = (expr);     \
+#define NBDK_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::nbdk::Status nbdk_status_ = (expr);        \
     if (!nbdk_status_.ok()) return nbdk_status_; \
   } while (0)

@@ -28,8 +28,10 @@ std::string NormalName(std::string_view name) {
   std::string out;
   for (char c : name) {
     bool sep = c == ' ' || c == '\t' || c == '-' || c == '_';
-    if (!sep) out += c;
-    else if (out.empty() || out.back() != '_') out += '_';
+    if (!sep)
+      out += c;
+    else if (out.empty() || out.back() != '_')
+      out += '_';
   }
   return out;
 }

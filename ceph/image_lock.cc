@@ -43,11 +43,10 @@ Result<std::optional<CephClient>> ExclusiveLockOwner(RadosCluster& cluster, IoCt
   std::vector<char> tag(64), clients(256), cookies(256), addrs(256);
   for (;;) {
     int exclusive = 0;
-    size_t tag_len = tag.size(), clients_len = clients.size(), cookies_len = cookies.size(),
-           addrs_len = addrs.size();
-    ssize_t n = rados_list_lockers(io.get(), header.c_str(), "rbd_lock", &exclusive, tag.data(), &tag_len,
-                                   clients.data(), &clients_len, cookies.data(), &cookies_len, addrs.data(),
-                                   &addrs_len);
+    size_t tag_len = tag.size(), clients_len = clients.size(), cookies_len = cookies.size(), addrs_len = addrs.size();
+    ssize_t n =
+        rados_list_lockers(io.get(), header.c_str(), "rbd_lock", &exclusive, tag.data(), &tag_len, clients.data(),
+                           &clients_len, cookies.data(), &cookies_len, addrs.data(), &addrs_len);
     cluster.NoteResult(n < 0 ? static_cast<int>(n) : 0);
     if (n == -ERANGE) {
       tag.resize(std::max(tag_len, tag.size() * 2));

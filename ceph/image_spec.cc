@@ -39,7 +39,8 @@ Status CheckCephName(std::string_view field, std::string_view value, bool requir
   if (value.size() > 255) return Status::InvalidArgument(f + ": longer than 255 bytes");
   if (HasSpaceOrControl(value)) return Status::InvalidArgument(f + ": contains whitespace or a control character");
   std::string shown = f + ": " + QuoteField(value) + " ";
-  if (value.find_first_of("/@") != std::string_view::npos) return Status::InvalidArgument(shown + "contains '/' or '@'");
+  if (value.find_first_of("/@") != std::string_view::npos)
+    return Status::InvalidArgument(shown + "contains '/' or '@'");
   if (value.front() == '-') return Status::InvalidArgument(shown + "starts with '-'");
   if (value == "." || value == "..") return Status::InvalidArgument(shown + "is not a name");
   return Status::Ok();

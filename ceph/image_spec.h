@@ -23,9 +23,7 @@ struct ImageSpec {
   std::string snap;
   // "pool/[ns/]image": the image (also a snapshot's), as the lock breaker
   // and the fence name it.
-  std::string Path() const {
-    return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image;
-  }
+  std::string Path() const { return pool + "/" + (rados_namespace.empty() ? "" : rados_namespace + "/") + image; }
   // "pool/[ns/]image[@snap]": what is mapped, as rbd-nbd and `rbd device
   // map` take it and log lines name it.
   std::string Spec() const { return Path() + (snap.empty() ? "" : "@" + snap); }

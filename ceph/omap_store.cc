@@ -31,7 +31,8 @@ std::string What(IoCtx& io, const char* verb, const std::string& object) {
 }  // namespace
 
 Status RadosOmapStore::CreateExclusive(const std::string& object) {
-  int rc = Operate(io_, object, [](rados_write_op_t op) { rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, nullptr); });
+  int rc =
+      Operate(io_, object, [](rados_write_op_t op) { rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, nullptr); });
   if (rc == -EEXIST) return Status::AlreadyExists(What(io_, "create", object) + ": exists");
   if (rc < 0) return StatusFromRados(rc, What(io_, "create", object));
   return Status::Ok();

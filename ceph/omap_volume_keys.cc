@@ -62,7 +62,8 @@ Result<DirectoryValue> ParseDirectoryValue(std::string_view value) {
   std::string_view uuid = value;
   if (size_t slash = value.find('/'); slash != std::string_view::npos) {
     auto pool = ParsePoolIdHex(value.substr(0, slash));
-    if (!pool.ok()) return Status::Corruption("directory value '" + std::string(value) + "': " + pool.status().message());
+    if (!pool.ok())
+      return Status::Corruption("directory value '" + std::string(value) + "': " + pool.status().message());
     out.image_pool_id = *pool;
     uuid = value.substr(slash + 1);
   }

@@ -34,9 +34,9 @@ Result<ImageInfo> StatOpen(IoCtx& io, rbd_image_t image, const std::string& name
   rc = io.cluster().NoteResult(rbd_get_parent(image, &parent, &snap));
   if (rc == -ENOENT) return out;
   if (rc < 0) return fail(rc);
-  out.parent = ParentSpec{parent.pool_id, parent.pool_namespace ? parent.pool_namespace : "",
-                          parent.image_id ? parent.image_id : "", parent.image_name ? parent.image_name : "",
-                          parent.trash};
+  out.parent =
+      ParentSpec{parent.pool_id, parent.pool_namespace ? parent.pool_namespace : "",
+                 parent.image_id ? parent.image_id : "", parent.image_name ? parent.image_name : "", parent.trash};
   rbd_linked_image_spec_cleanup(&parent);
   rbd_snap_spec_cleanup(&snap);
   return out;
@@ -128,8 +128,8 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
   return Status::Ok();
 }
 
-Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap,
-                              IoCtx& child_io, const std::string& child) {
+Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap, IoCtx& child_io,
+                              const std::string& child) {
   auto existing = StatImage(child_io, child);
   if (existing.ok()) return Status::Ok();
   if (existing.status().code() != Code::kNotFound) return existing.status();

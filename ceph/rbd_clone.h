@@ -73,8 +73,8 @@ Status CloneImage(IoCtx& parent_io, const std::string& parent, const std::string
 // The first of ceph-csi's three steps "snapshot parent@snap, clone it into
 // `child` (CloneImage), remove parent@snap (RemoveSnapshot)": creates
 // parent@snap unless `child` exists (an earlier attempt got further).
-Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap,
-                              IoCtx& child_io, const std::string& child);
+Status CreateSnapshotForClone(IoCtx& parent_io, const std::string& parent, const std::string& snap, IoCtx& child_io,
+                              const std::string& child);
 
 // The number of ancestors of `image` (0: no parent), following parents into
 // other pools and into the trash.

@@ -127,8 +127,8 @@ Result<std::vector<CephClient>> ImageWatchers(IoCtx& io, rbd_image_t opened, con
     if (rc < 0) return StatusFromRados(rc, ImageWhat(io, "list watchers of", image));
     std::vector<CephClient> out;
     for (size_t i = 0; i < count; ++i) {
-      out.push_back({"client." + std::to_string(watchers[i].id),
-                     watchers[i].addr ? LegacyCephAddress(watchers[i].addr) : "?"});
+      out.push_back(
+          {"client." + std::to_string(watchers[i].id), watchers[i].addr ? LegacyCephAddress(watchers[i].addr) : "?"});
     }
     rbd_watchers_list_cleanup(watchers.data(), count);
     return out;

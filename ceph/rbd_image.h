@@ -31,8 +31,7 @@ std::string ImageWhat(IoCtx& io, const char* verb, const std::string& image);
 
 // Opens `image` by name (or, with `by_id`, by its RBD image id, which also
 // opens an image in the trash). NotFound when there is no such image.
-Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb,
-                           bool by_id = false);
+Result<RbdImage> OpenImage(IoCtx& io, const std::string& image, bool read_only, const char* verb, bool by_id = false);
 
 // How CreateImage lays an image out. `features` is always set (0: none);
 // any other field left 0 or empty is librbd's default (the client's

@@ -1,10 +1,9 @@
 #include "csi/cluster_config.h"
 
+#include <dirent.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <algorithm>
 #include <cerrno>

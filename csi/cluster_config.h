@@ -48,7 +48,8 @@ class ClusterConfig {
  public:
   // `source` names where the entries came from in Find's error; `skipped`
   // names each file left out and why.
-  explicit ClusterConfig(std::vector<ClusterEntry> entries, std::string source = "the ceph-csi cluster config (ceph_csi_config)",
+  explicit ClusterConfig(std::vector<ClusterEntry> entries,
+                         std::string source = "the ceph-csi cluster config (ceph_csi_config)",
                          std::vector<std::string> skipped = {})
       : entries_(std::move(entries)), source_(std::move(source)), skipped_(std::move(skipped)) {}
 
@@ -95,7 +96,7 @@ Result<ClusterConfig> LoadClusters(const std::string& config_json, const std::st
 // when the cluster's entry names none, and librados's timeout.
 struct ClusterSource {
   std::string cluster_config_path;
-  std::string ceph_conf;  // passed to librados and rbd-nbd; empty: their default
+  std::string ceph_conf;               // passed to librados and rbd-nbd; empty: their default
   std::string ceph_dir = "/etc/ceph";  // the ceph.conf files without cluster_config_path (LoadClusters)
   int rados_timeout_s = 10;
 };

@@ -30,7 +30,7 @@ bool SomeoneListens(const std::string& path) {
 }  // namespace
 
 Status ClaimSocketPath(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::Ok();
     return Status::FromErrno(errno, "stat " + path);

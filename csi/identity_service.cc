@@ -5,7 +5,10 @@
 namespace nbdk {
 
 IdentityService::IdentityService(RpcEnv env, std::string driver_name, std::function<bool()> ready)
-    : SelfParsingService(env, "csi.v1.Identity"), env_(env), driver_name_(std::move(driver_name)), ready_(std::move(ready)) {
+    : SelfParsingService(env, "csi.v1.Identity"),
+      env_(env),
+      driver_name_(std::move(driver_name)),
+      ready_(std::move(ready)) {
   ParseItself("GetPluginInfo", &IdentityService::GetPluginInfo);
   ParseItself("GetPluginCapabilities", &IdentityService::GetPluginCapabilities);
   ParseItself("Probe", &IdentityService::Probe);
@@ -31,8 +34,7 @@ grpc::ServerUnaryReactor* IdentityService::GetPluginCapabilities(grpc::CallbackS
   // honours topologyConstrainedPools and NodeGetInfo reports the node's
   // segments (csi/topology.h); without either a volume is reachable anywhere.
   return Dispatch(env_, context, "GetPluginCapabilities", [response](RpcDone done) {
-    response->add_capabilities()->mutable_service()->set_type(
-        csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+    response->add_capabilities()->mutable_service()->set_type(csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
     response->add_capabilities()->mutable_service()->set_type(
         csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
     response->add_capabilities()->mutable_volume_expansion()->set_type(

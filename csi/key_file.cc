@@ -14,9 +14,7 @@
 
 namespace nbdk {
 
-std::string KeyFilePath(const std::string& dir, const std::string& volume_id) {
-  return dir + "/" + volume_id + ".key";
-}
+std::string KeyFilePath(const std::string& dir, const std::string& volume_id) { return dir + "/" + volume_id + ".key"; }
 
 Result<std::string> WriteKeyFile(const std::string& dir, const std::string& volume_id, const std::string& key) {
   // Callers pass validated IDs; this keeps the file inside `dir` regardless.

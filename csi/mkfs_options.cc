@@ -70,13 +70,17 @@ const Option kExt4[] = {
     {'L', Value::kLabel},
     {'m', Value::kPercent},
     {'N', Value::kNumber},
-    {'O',
-     Value::kFeatures,
-     {},
-     {"64bit", "bigalloc", "casefold", "dir_index", "dir_nlink", "ea_inode", "encrypt", "ext_attr", "extent",
-      "extents", "extra_isize", "fast_commit", "filetype", "flex_bg", "has_journal", "huge_file", "inline_data",
-      "large_dir", "large_file", "metadata_csum", "metadata_csum_seed", "mmp", "orphan_file", "project", "quota",
-      "resize_inode", "sparse_super", "sparse_super2", "stable_inodes", "uninit_bg", "verity"}},
+    {'O', Value::kFeatures, {}, {"64bit",         "bigalloc",      "casefold",
+                                 "dir_index",     "dir_nlink",     "ea_inode",
+                                 "encrypt",       "ext_attr",      "extent",
+                                 "extents",       "extra_isize",   "fast_commit",
+                                 "filetype",      "flex_bg",       "has_journal",
+                                 "huge_file",     "inline_data",   "large_dir",
+                                 "large_file",    "metadata_csum", "metadata_csum_seed",
+                                 "mmp",           "orphan_file",   "project",
+                                 "quota",         "resize_inode",  "sparse_super",
+                                 "sparse_super2", "stable_inodes", "uninit_bg",
+                                 "verity"}},
     {'T', Value::kWord, {}, {"default", "floppy", "small", "big", "huge", "news", "largefile", "largefile4"}},
 };
 
@@ -150,9 +154,9 @@ bool ValueIs(Value kind, std::string_view v, std::initializer_list<std::string_v
     case Value::kBool:
       return v == "0" || v == "1";
     case Value::kLabel:
-      return !v.empty() && v.size() <= 12 &&
-             std::all_of(v.begin(), v.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
-                                                                  c == '.' || c == '_' || c == '-'; });
+      return !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      });
     case Value::kOwner: {
       size_t colon = v.find(':');
       return colon != std::string_view::npos && Digits(v.substr(0, colon)) && Digits(v.substr(colon + 1));
@@ -184,8 +188,8 @@ Status CheckSubopts(const Option& option, std::string_view list) {
   for (std::string_view item : Split(list, ',')) {
     size_t eq = item.find('=');
     std::string_view name = item.substr(0, eq);
-    auto it = std::find_if(option.subopts.begin(), option.subopts.end(),
-                           [name](const Subopt& s) { return s.name == name; });
+    auto it =
+        std::find_if(option.subopts.begin(), option.subopts.end(), [name](const Subopt& s) { return s.name == name; });
     if (it == option.subopts.end()) {
       return Refuse(flag + " " + QuoteField(item), "is not a sub-option nbdkeeper allows");
     }

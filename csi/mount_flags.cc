@@ -22,45 +22,79 @@ struct AllowedFlag {
 
 constexpr AllowedFlag kAllowed[] = {
     {"ro", FlagValue::kNone},
-    {"atime", FlagValue::kNone},          {"noatime", FlagValue::kNone},
-    {"relatime", FlagValue::kNone},       {"norelatime", FlagValue::kNone},
-    {"strictatime", FlagValue::kNone},    {"nostrictatime", FlagValue::kNone},
-    {"diratime", FlagValue::kNone},       {"nodiratime", FlagValue::kNone},
-    {"lazytime", FlagValue::kNone},       {"nolazytime", FlagValue::kNone},
-    {"exec", FlagValue::kNone},           {"noexec", FlagValue::kNone},
-    {"nosuid", FlagValue::kNone},         {"nodev", FlagValue::kNone},
-    {"sync", FlagValue::kNone},           {"async", FlagValue::kNone},
-    {"dirsync", FlagValue::kNone},        {"discard", FlagValue::kNone},
-    {"nodiscard", FlagValue::kNone},      {"iversion", FlagValue::kNone},
+    {"atime", FlagValue::kNone},
+    {"noatime", FlagValue::kNone},
+    {"relatime", FlagValue::kNone},
+    {"norelatime", FlagValue::kNone},
+    {"strictatime", FlagValue::kNone},
+    {"nostrictatime", FlagValue::kNone},
+    {"diratime", FlagValue::kNone},
+    {"nodiratime", FlagValue::kNone},
+    {"lazytime", FlagValue::kNone},
+    {"nolazytime", FlagValue::kNone},
+    {"exec", FlagValue::kNone},
+    {"noexec", FlagValue::kNone},
+    {"nosuid", FlagValue::kNone},
+    {"nodev", FlagValue::kNone},
+    {"sync", FlagValue::kNone},
+    {"async", FlagValue::kNone},
+    {"dirsync", FlagValue::kNone},
+    {"discard", FlagValue::kNone},
+    {"nodiscard", FlagValue::kNone},
+    {"iversion", FlagValue::kNone},
     {"noiversion", FlagValue::kNone},
-    {"context", FlagValue::kSelinux},     {"fscontext", FlagValue::kSelinux},
-    {"defcontext", FlagValue::kSelinux},  {"rootcontext", FlagValue::kSelinux},
-    {"acl", FlagValue::kNone, "", "ext4"},              {"noacl", FlagValue::kNone, "", "ext4"},
-    {"user_xattr", FlagValue::kNone, "", "ext4"},       {"nouser_xattr", FlagValue::kNone, "", "ext4"},
+    {"context", FlagValue::kSelinux},
+    {"fscontext", FlagValue::kSelinux},
+    {"defcontext", FlagValue::kSelinux},
+    {"rootcontext", FlagValue::kSelinux},
+    {"acl", FlagValue::kNone, "", "ext4"},
+    {"noacl", FlagValue::kNone, "", "ext4"},
+    {"user_xattr", FlagValue::kNone, "", "ext4"},
+    {"nouser_xattr", FlagValue::kNone, "", "ext4"},
     {"data", FlagValue::kChoice, "|ordered|journal|writeback|", "ext4"},
     {"errors", FlagValue::kChoice, "|remount-ro|continue|", "ext4"},
-    {"commit", FlagValue::kSize, "", "ext4"},           {"stripe", FlagValue::kSize, "", "ext4"},
-    {"delalloc", FlagValue::kNone, "", "ext4"},         {"nodelalloc", FlagValue::kNone, "", "ext4"},
-    {"auto_da_alloc", FlagValue::kNone, "", "ext4"},    {"noauto_da_alloc", FlagValue::kNone, "", "ext4"},
-    {"journal_checksum", FlagValue::kNone, "", "ext4"}, {"nojournal_checksum", FlagValue::kNone, "", "ext4"},
-    {"init_itable", FlagValue::kSize, "", "ext4"},      {"noinit_itable", FlagValue::kNone, "", "ext4"},
+    {"commit", FlagValue::kSize, "", "ext4"},
+    {"stripe", FlagValue::kSize, "", "ext4"},
+    {"delalloc", FlagValue::kNone, "", "ext4"},
+    {"nodelalloc", FlagValue::kNone, "", "ext4"},
+    {"auto_da_alloc", FlagValue::kNone, "", "ext4"},
+    {"noauto_da_alloc", FlagValue::kNone, "", "ext4"},
+    {"journal_checksum", FlagValue::kNone, "", "ext4"},
+    {"nojournal_checksum", FlagValue::kNone, "", "ext4"},
+    {"init_itable", FlagValue::kSize, "", "ext4"},
+    {"noinit_itable", FlagValue::kNone, "", "ext4"},
     {"inode_readahead_blks", FlagValue::kSize, "", "ext4"},
-    {"min_batch_time", FlagValue::kSize, "", "ext4"},   {"max_batch_time", FlagValue::kSize, "", "ext4"},
-    {"block_validity", FlagValue::kNone, "", "ext4"},   {"noblock_validity", FlagValue::kNone, "", "ext4"},
-    {"quota", FlagValue::kNone, "", "ext4"},            {"noquota", FlagValue::kNone, "", "ext4"},
-    {"usrquota", FlagValue::kNone},       {"grpquota", FlagValue::kNone},
+    {"min_batch_time", FlagValue::kSize, "", "ext4"},
+    {"max_batch_time", FlagValue::kSize, "", "ext4"},
+    {"block_validity", FlagValue::kNone, "", "ext4"},
+    {"noblock_validity", FlagValue::kNone, "", "ext4"},
+    {"quota", FlagValue::kNone, "", "ext4"},
+    {"noquota", FlagValue::kNone, "", "ext4"},
+    {"usrquota", FlagValue::kNone},
+    {"grpquota", FlagValue::kNone},
     {"prjquota", FlagValue::kNone},
-    {"allocsize", FlagValue::kSize, "", "xfs"},         {"largeio", FlagValue::kNone, "", "xfs"},
-    {"nolargeio", FlagValue::kNone, "", "xfs"},         {"inode32", FlagValue::kNone, "", "xfs"},
-    {"inode64", FlagValue::kNone, "", "xfs"},           {"logbufs", FlagValue::kSize, "", "xfs"},
-    {"logbsize", FlagValue::kSize, "", "xfs"},          {"noalign", FlagValue::kNone, "", "xfs"},
-    {"swalloc", FlagValue::kNone, "", "xfs"},           {"wsync", FlagValue::kNone, "", "xfs"},
-    {"filestreams", FlagValue::kNone, "", "xfs"},       {"ikeep", FlagValue::kNone, "", "xfs"},
-    {"noikeep", FlagValue::kNone, "", "xfs"},           {"sunit", FlagValue::kSize, "", "xfs"},
-    {"swidth", FlagValue::kSize, "", "xfs"},            {"uquota", FlagValue::kNone, "", "xfs"},
-    {"gquota", FlagValue::kNone, "", "xfs"},            {"pquota", FlagValue::kNone, "", "xfs"},
-    {"uqnoenforce", FlagValue::kNone, "", "xfs"},       {"gqnoenforce", FlagValue::kNone, "", "xfs"},
-    {"pqnoenforce", FlagValue::kNone, "", "xfs"},       {"nouuid", FlagValue::kNone, "", "xfs"},
+    {"allocsize", FlagValue::kSize, "", "xfs"},
+    {"largeio", FlagValue::kNone, "", "xfs"},
+    {"nolargeio", FlagValue::kNone, "", "xfs"},
+    {"inode32", FlagValue::kNone, "", "xfs"},
+    {"inode64", FlagValue::kNone, "", "xfs"},
+    {"logbufs", FlagValue::kSize, "", "xfs"},
+    {"logbsize", FlagValue::kSize, "", "xfs"},
+    {"noalign", FlagValue::kNone, "", "xfs"},
+    {"swalloc", FlagValue::kNone, "", "xfs"},
+    {"wsync", FlagValue::kNone, "", "xfs"},
+    {"filestreams", FlagValue::kNone, "", "xfs"},
+    {"ikeep", FlagValue::kNone, "", "xfs"},
+    {"noikeep", FlagValue::kNone, "", "xfs"},
+    {"sunit", FlagValue::kSize, "", "xfs"},
+    {"swidth", FlagValue::kSize, "", "xfs"},
+    {"uquota", FlagValue::kNone, "", "xfs"},
+    {"gquota", FlagValue::kNone, "", "xfs"},
+    {"pquota", FlagValue::kNone, "", "xfs"},
+    {"uqnoenforce", FlagValue::kNone, "", "xfs"},
+    {"gqnoenforce", FlagValue::kNone, "", "xfs"},
+    {"pqnoenforce", FlagValue::kNone, "", "xfs"},
+    {"nouuid", FlagValue::kNone, "", "xfs"},
 };
 
 // 1 to 12 digits, optionally followed by one of k, m, g (xfs sizes).
@@ -81,9 +115,8 @@ bool IsSelinuxContext(std::string_view v) {
 Status CheckOption(std::string_view option, const std::string& fs_type, const std::string& where) {
   size_t eq = option.find('=');
   std::string_view name = option.substr(0, eq);
-  auto it = std::find_if(std::begin(kAllowed), std::end(kAllowed), [&](const AllowedFlag& f) {
-    return f.name == name && (f.fs.empty() || f.fs == fs_type);
-  });
+  auto it = std::find_if(std::begin(kAllowed), std::end(kAllowed),
+                         [&](const AllowedFlag& f) { return f.name == name && (f.fs.empty() || f.fs == fs_type); });
   if (it == std::end(kAllowed)) {
     return Status::InvalidArgument(where + ": a mount option that is not allowed for " + QuoteField(fs_type) +
                                    " (allowed: atime, discard, commit, ACL, quota, allocation and SELinux context "
@@ -93,12 +126,18 @@ Status CheckOption(std::string_view option, const std::string& fs_type, const st
   std::string_view value = has_value ? option.substr(eq + 1) : std::string_view();
   bool ok = false;
   switch (it->value) {
-    case FlagValue::kNone: ok = !has_value; break;
-    case FlagValue::kSize: ok = has_value && IsSize(value); break;
+    case FlagValue::kNone:
+      ok = !has_value;
+      break;
+    case FlagValue::kSize:
+      ok = has_value && IsSize(value);
+      break;
     case FlagValue::kChoice:
       ok = has_value && !value.empty() && it->choices.find("|" + std::string(value) + "|") != std::string_view::npos;
       break;
-    case FlagValue::kSelinux: ok = has_value && IsSelinuxContext(value); break;
+    case FlagValue::kSelinux:
+      ok = has_value && IsSelinuxContext(value);
+      break;
   }
   if (!ok) return Status::InvalidArgument(where + ": option " + QuoteField(name) + " has a value outside its rule");
   return Status::Ok();

@@ -66,7 +66,7 @@ class SelfParsingService : public Generated {
 
   template <class Self, class Request, class Response>
   void ParseItself(const char* method, grpc::ServerUnaryReactor* (Self::*handler)(grpc::CallbackServerContext*,
-                                                                                   const Request*, Response*)) {
+                                                                                  const Request*, Response*)) {
     auto* self = static_cast<Self*>(this);
     auto get_reactor = [self, handler, method, env = env_](grpc::CallbackServerContext* context,
                                                            const Unparsed<Request>* request,
@@ -78,10 +78,10 @@ class SelfParsingService : public Generated {
       });
     };
     // The Service owns its handlers, as in the generated constructor.
-    this->MarkMethodCallback(GrpcMethodIndex(service_, method),
-                             std::make_unique<grpc::internal::CallbackUnaryHandler<Unparsed<Request>, Response>>(
-                                 std::move(get_reactor))
-                                 .release());
+    this->MarkMethodCallback(
+        GrpcMethodIndex(service_, method),
+        std::make_unique<grpc::internal::CallbackUnaryHandler<Unparsed<Request>, Response>>(std::move(get_reactor))
+            .release());
   }
 
  private:

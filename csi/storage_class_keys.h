@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "csi/proto/csi.pb.h"
 #include "base/status.h"
+#include "csi/proto/csi.pb.h"
 
 namespace nbdk {
 

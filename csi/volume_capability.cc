@@ -1,7 +1,7 @@
 #include "csi/volume_capability.h"
 
-#include "csi/mount_flags.h"
 #include "base/quote_field.h"
+#include "csi/mount_flags.h"
 
 namespace nbdk {
 namespace {

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "csi/proto/csi.pb.h"
 #include "base/status.h"
+#include "csi/proto/csi.pb.h"
 
 namespace nbdk {
 
@@ -36,8 +36,8 @@ struct VolumeCapabilitySpec {
   std::string fs_type;                     // "ext4" or "xfs"; "" for block
   std::vector<std::string> mount_options;  // one option each, for mount -o; empty for block
   AccessMode access_mode = csi::v1::VolumeCapability::AccessMode::UNKNOWN;
-  bool read_only = false;                  // a *_READER_ONLY mode: map and mount read-only
-  bool multi_node = false;                 // MULTI_NODE_*: other nodes may map it too
+  bool read_only = false;   // a *_READER_ONLY mode: map and mount read-only
+  bool multi_node = false;  // MULTI_NODE_*: other nodes may map it too
 
   bool operator==(const VolumeCapabilitySpec&) const = default;
 };

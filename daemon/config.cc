@@ -1,5 +1,4 @@
 #include "daemon/config.h"
-#include "daemon/config_settings.h"
 
 #include <arpa/inet.h>
 #include <rapidjson/document.h>
@@ -11,6 +10,8 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+
+#include "daemon/config_settings.h"
 
 namespace nbdk {
 namespace {

@@ -180,7 +180,8 @@ const std::vector<Setting>& Settings() {
        [](Config* c, std::string_view v) { return SetNonEmpty(&c->rbd_nbd_path, v); }},
       {"io_timeout_ms", true, "block queue request timeout set on each nbd device (ms)",
        [](Config* c, std::string_view v) { return SetRange(&c->io_timeout_ms, v, 1000, 600000); }},
-      {"stuck_io_limit", true, "IO held this long without a completion has rbd-nbd asked why; stuck, it is "
+      {"stuck_io_limit", true,
+       "IO held this long without a completion has rbd-nbd asked why; stuck, it is "
        "re-attached (s, 0: never)",
        [](Config* c, std::string_view v) { return SetRange(&c->stuck_io_limit_s, v, 0, 86400); }},
       {"reattach_timeout", true, "rbd-nbd --reattach-timeout (s)",
@@ -198,7 +199,8 @@ const std::vector<Setting>& Settings() {
       {"child_scopes", false,
        "auto (default: each rbd-nbd in a systemd scope of its own when the host's systemd is reachable) or off",
        [](Config* c, std::string_view v) {
-         if (v != "auto" && v != "off") return Status::InvalidArgument("'" + std::string(v) + "' is not one of auto, off");
+         if (v != "auto" && v != "off")
+           return Status::InvalidArgument("'" + std::string(v) + "' is not one of auto, off");
          c->child_scopes = v == "auto";
          return Status::Ok();
        }},
@@ -243,7 +245,8 @@ std::span<const SettingAlias> SettingAliases() { return kAliases; }
 Status ResolveNodeTopology(Config* c) {
   if (!c->node_labels_file.empty()) {
     std::ifstream in(c->node_labels_file);
-    if (!in) return Status::InvalidArgument(Status::FromErrno(errno, "--node-labels-file " + c->node_labels_file).message());
+    if (!in)
+      return Status::InvalidArgument(Status::FromErrno(errno, "--node-labels-file " + c->node_labels_file).message());
     std::stringstream text;
     text << in.rdbuf();
     auto labels = ParseNodeLabels(text.str(), "--node-labels-file " + c->node_labels_file);

@@ -5,27 +5,27 @@
 #include <cerrno>
 #include <csignal>
 #include <ctime>
-#include <set>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
-#include "csi/node/server_journal.h"
-#include "csi/controller/controller_service.h"
-#include "csi/csi_server.h"
-#include "csi/key_file.h"
-#include "csi/identity_service.h"
-#include "csi/node/node_service.h"
-#include "csi/rpc.h"
-#include "csi/heal/volume_healer.h"
 #include "base/event_loop.h"
-#include "daemon/health_server.h"
 #include "base/log.h"
 #include "base/metrics.h"
-#include "daemon/status_page.h"
-#include "daemon/systemd_notifier.h"
 #include "base/uv_handle.h"
 #include "base/version.h"
+#include "csi/controller/controller_service.h"
+#include "csi/csi_server.h"
+#include "csi/heal/volume_healer.h"
+#include "csi/identity_service.h"
+#include "csi/key_file.h"
+#include "csi/node/node_service.h"
+#include "csi/node/server_journal.h"
+#include "csi/rpc.h"
+#include "daemon/health_server.h"
+#include "daemon/status_page.h"
+#include "daemon/systemd_notifier.h"
 #include "daemon/volume_report.h"
 #include "journal/node_boot_id.h"
 #include "journal/node_record_file_name.h"
@@ -112,11 +112,14 @@ class Daemon {
 
  private:
   Status Start() {
-    NBDK_LOG_INFO("starting", {{"version", kVersion}, {"node_id", config_.node_id},
-                               {"csi_endpoint", config_.csi_endpoint}, {"state_dir", config_.state_dir}});
+    NBDK_LOG_INFO("starting", {{"version", kVersion},
+                               {"node_id", config_.node_id},
+                               {"csi_endpoint", config_.csi_endpoint},
+                               {"state_dir", config_.state_dir}});
     // A key directory others can read is refused before anything is made
     // (a missing one is made by the first stage, under its runtime dir).
-    if (struct stat st {}; ::lstat(config_.key_dir.c_str(), &st) == 0) NBDK_RETURN_IF_ERROR(CheckKeyDir(config_.key_dir));
+    if (struct stat st{}; ::lstat(config_.key_dir.c_str(), &st) == 0)
+      NBDK_RETURN_IF_ERROR(CheckKeyDir(config_.key_dir));
     if (::mkdir(config_.state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status::FromErrno(errno, "create state dir " + config_.state_dir);
     }
@@ -201,8 +204,7 @@ class Daemon {
       notifier_->SetStatus("node journal failed to load: " + loaded.status().message());
       return;
     }
-    NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()},
-                                     {"quarantined", loaded->quarantined.size()}});
+    NBDK_LOG_INFO("journal_loaded", {{"volumes", loaded->records.size()}, {"quarantined", loaded->quarantined.size()}});
     notifier_->SetStatus("healing " + std::to_string(loaded->records.size()) + " journaled volume(s)");
     RemoveStaleKeys(*loaded);
     HealOptions heal;
@@ -251,8 +253,8 @@ class Daemon {
     if (stopping_) return;
     stopping_ = true;
     ready_ = false;
-    NBDK_LOG_INFO("stopping", {{"signal", why}, {"on_stop", config_.stop_policy == StopPolicy::kDetach ? "detach"
-                                                                                                        : "leave"}});
+    NBDK_LOG_INFO("stopping",
+                  {{"signal", why}, {"on_stop", config_.stop_policy == StopPolicy::kDetach ? "detach" : "leave"}});
     notifier_->Stopping();
     stopper_ = std::thread([this] {
       csi_->Stop(kRpcGraceMs);

@@ -26,9 +26,9 @@
 #include <memory>
 #include <string>
 
-#include "daemon/config.h"
 #include "base/event_loop.h"
 #include "base/uv_handle.h"
+#include "daemon/config.h"
 
 namespace nbdk {
 

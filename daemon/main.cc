@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
+#include "base/version.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/fatal_signal_report.h"
-#include "base/log.h"
-#include "base/version.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);

@@ -6,10 +6,10 @@
 #include <functional>
 #include <string>
 
+#include "base/json_writer.h"
+#include "base/metrics.h"
 #include "daemon/config.h"
 #include "daemon/health_server.h"
-#include "base/metrics.h"
-#include "base/json_writer.h"
 
 namespace nbdk {
 

@@ -58,8 +58,9 @@ void WriteMapping(const MappingSnapshot& s, bool show_output, JsonWriter& w) {
 // the volume's.
 void WriteStaleBoot(const VolumeRecord& r, JsonWriter& w) {
   WriteJsonMember(w, "state", HealActionName(HealAction::kStaleBoot));
-  WriteJsonMember(w, "reason", "the node rebooted since this volume was staged (under boot " + r.boot_id +
-                          "): its device and rbd-nbd are gone and are not re-mapped; unstage it or stage it again");
+  WriteJsonMember(w, "reason",
+                  "the node rebooted since this volume was staged (under boot " + r.boot_id +
+                      "): its device and rbd-nbd are gone and are not re-mapped; unstage it or stage it again");
   WriteJsonMember(w, "device", "");
   WriteJsonMember(w, "previous_device", r.nbd_device);
 }
@@ -138,8 +139,7 @@ void AddSupervisorMetrics(Metrics& metrics, const Supervisor& supervisor, const 
         {"nbdkeeper_adoptions_total", "Running rbd-nbd processes adopted after a restart.", c.adoptions},
         {"nbdkeeper_rbd_nbd_deaths_total", "Unplanned exits of a serving rbd-nbd.", c.deaths},
         {"nbdkeeper_reattach_attempts_total", "rbd-nbd attach attempts.", c.reattach_attempts},
-        {"nbdkeeper_reattaches_total", "Successful re-attaches (restarts) on the same device.",
-         c.reattach_successes},
+        {"nbdkeeper_reattaches_total", "Successful re-attaches (restarts) on the same device.", c.reattach_successes},
         {"nbdkeeper_reattach_failures_total", "Failed attach attempts.", c.reattach_failures},
         {"nbdkeeper_lock_break_failures_total", "Dead-owner lock breaks that failed.", c.lock_break_failures},
         {"nbdkeeper_expirations_total", "Mappings that passed the reattach deadline.", c.expirations},

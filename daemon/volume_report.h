@@ -2,9 +2,9 @@
 // journal) joined with its mapping (Supervisor). Loop thread only.
 #pragma once
 
-#include "csi/node/staged_volumes.h"
-#include "base/metrics.h"
 #include "base/json_writer.h"
+#include "base/metrics.h"
+#include "csi/node/staged_volumes.h"
 #include "supervisor/device_links.h"
 #include "supervisor/supervisor.h"
 

@@ -66,8 +66,9 @@ Result<KmsSettings> ParseEntry(const std::string& kms_id, const rapidjson::Value
   }
   for (std::string_view unsupported : kUnsupportedCephCsiTypes) {
     if (name == unsupported) {
-      return Status::InvalidArgument(where + "a ceph-csi KMS type nbdkeeper does not support (it supports default "
-                                             "and metadata)");
+      return Status::InvalidArgument(where +
+                                     "a ceph-csi KMS type nbdkeeper does not support (it supports default "
+                                     "and metadata)");
     }
   }
   return Status::InvalidArgument(where + "not a KMS type ceph-csi knows (nbdkeeper supports default and metadata)");
@@ -77,8 +78,10 @@ Result<KmsSettings> ParseEntry(const std::string& kms_id, const rapidjson::Value
 
 std::string_view KmsTypeName(KmsType type) {
   switch (type) {
-    case KmsType::kDefault: return "default";
-    case KmsType::kMetadata: return "metadata";
+    case KmsType::kDefault:
+      return "default";
+    case KmsType::kMetadata:
+      return "metadata";
   }
   return "unknown";
 }

@@ -85,8 +85,10 @@ Result<CryptDevicePtr> InitByName(const std::string& mapper_name) {
   switch (crypt_status(nullptr, mapper_name.c_str())) {
     case CRYPT_INVALID:
       return Status::Unavailable("mapper " + QuoteField(mapper_name) + ": device-mapper is not available");
-    case CRYPT_INACTIVE: return Status::NotFound("mapper " + QuoteField(mapper_name) + " is not active");
-    default: break;
+    case CRYPT_INACTIVE:
+      return Status::NotFound("mapper " + QuoteField(mapper_name) + " is not active");
+    default:
+      break;
   }
   crypt_device* cd = nullptr;
   int r = crypt_init_by_name(&cd, mapper_name.c_str());
@@ -146,9 +148,12 @@ Status OpenLuks(const std::string& device, const std::string& mapper_name, const
   std::string what = "luksOpen " + device + " as " + QuoteField(mapper_name);
   CryptCall call;
   switch (crypt_status(nullptr, mapper_name.c_str())) {
-    case CRYPT_INVALID: return Status::Unavailable(what + ": device-mapper is not available");
-    case CRYPT_INACTIVE: break;
-    default: return Status::AlreadyExists(what + ": a mapping of that name is active");
+    case CRYPT_INVALID:
+      return Status::Unavailable(what + ": device-mapper is not available");
+    case CRYPT_INACTIVE:
+      break;
+    default:
+      return Status::AlreadyExists(what + ": a mapping of that name is active");
   }
   auto cd = InitByPath(device);
   if (!cd.ok()) return cd.status();
@@ -157,8 +162,8 @@ Status OpenLuks(const std::string& device, const std::string& mapper_name, const
   if (r < 0) return Failure(r, what);
   r = crypt_volume_key_keyring(cd->get(), 0);  // ceph-csi's --disable-keyring
   if (r < 0) return Failure(r, what + ": disable the keyring");
-  r = crypt_activate_by_passphrase(cd->get(), mapper_name.c_str(), CRYPT_ANY_SLOT, passphrase.data(),
-                                   passphrase.size(), 0);
+  r = crypt_activate_by_passphrase(cd->get(), mapper_name.c_str(), CRYPT_ANY_SLOT, passphrase.data(), passphrase.size(),
+                                   0);
   if (r == -EPERM) return Status::InvalidArgument(what + ": no key slot opens with this passphrase");
   if (r == -EEXIST) return Status::AlreadyExists(what + ": a mapping of that name is active");
   if (r < 0) return Failure(r, what);
@@ -185,8 +190,9 @@ Status ResizeLuks(const std::string& mapper_name) {
   int r = crypt_get_active_device(cd->get(), mapper_name.c_str(), &active);
   if (r < 0) return Failure(r, what);
   if (active.flags & CRYPT_ACTIVATE_KEYRING_KEY) {
-    return Status::FailedPrecondition(what + ": its volume key is in the kernel keyring, so resizing needs the "
-                                             "passphrase (it was opened without --disable-keyring)");
+    return Status::FailedPrecondition(what +
+                                      ": its volume key is in the kernel keyring, so resizing needs the "
+                                      "passphrase (it was opened without --disable-keyring)");
   }
   r = crypt_resize(cd->get(), mapper_name.c_str(), 0);  // 0: the whole backing device
   if (r < 0) return Failure(r, what);

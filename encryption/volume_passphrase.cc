@@ -2,14 +2,13 @@
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <new>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "encryption/base64.h"

@@ -17,11 +17,11 @@
 namespace nbdk {
 
 struct MountEntry {
-  std::string root;         // path inside the source filesystem ("/" or a bind's subpath)
+  std::string root;  // path inside the source filesystem ("/" or a bind's subpath)
   std::string mount_point;
   std::string fs_type;
-  std::string source;       // e.g. /dev/nbd0
-  std::string options;      // per-mount options, e.g. "rw,relatime"
+  std::string source;   // e.g. /dev/nbd0
+  std::string options;  // per-mount options, e.g. "rw,relatime"
   bool read_only() const;
 };
 

@@ -12,10 +12,10 @@
 #include <mutex>
 
 #include "base/log.h"
-#include "journal/node_record_file_name.h"
-#include "journal/node_record_frame.h"
 #include "base/regular_file.h"
 #include "base/unique_fd.h"
+#include "journal/node_record_file_name.h"
+#include "journal/node_record_frame.h"
 
 namespace nbdk {
 namespace {
@@ -90,8 +90,8 @@ struct NodeJournal::State {
 
   Status CheckWritable() const {
     if (sticky.ok()) return Status::Ok();
-    return Status(sticky.code(), "journal " + dir + " refuses writes after an earlier fsync failure: " +
-                                     sticky.message());
+    return Status(sticky.code(),
+                  "journal " + dir + " refuses writes after an earlier fsync failure: " + sticky.message());
   }
 
   // An fsync failure is remembered: see the header.
@@ -145,8 +145,7 @@ struct NodeJournal::State {
     }
     std::string base = qdir + "/" + name + "." + std::to_string(UnixMs());
     std::string target = base;
-    for (int n = 1; ::renameat2(AT_FDCWD, PathOf(name).c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0;
-         ++n) {
+    for (int n = 1; ::renameat2(AT_FDCWD, PathOf(name).c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0; ++n) {
       if (errno != EEXIST || n > 100) return Status::FromErrno(errno, "quarantine " + PathOf(name) + " as " + target);
       target = base + "." + std::to_string(n);
     }

@@ -27,8 +27,7 @@ std::string Escape(std::string_view id) {
 }
 
 std::string Base64Url(std::string_view id) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
   uint32_t bits = 0;
   int nbits = 0;

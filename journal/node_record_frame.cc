@@ -55,8 +55,8 @@ Result<std::string_view> DecodeRecordFrame(std::string_view file) {
   }
   size_t have = file.size() - kRecordFrameHeaderSize;
   if (have < length) {
-    return Status::Corruption("truncated payload: " + std::to_string(have) + " of " +
-                              std::to_string(length) + " bytes");
+    return Status::Corruption("truncated payload: " + std::to_string(have) + " of " + std::to_string(length) +
+                              " bytes");
   }
   if (have > length) {
     return Status::Corruption(std::to_string(have - length) + " trailing bytes after the payload");

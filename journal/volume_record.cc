@@ -116,9 +116,7 @@ class FieldReader {
     *out = &it->value;
     return Status::Ok();
   }
-  static std::string Indexed(const char* name, size_t i) {
-    return std::string(name) + "[" + std::to_string(i) + "]";
-  }
+  static std::string Indexed(const char* name, size_t i) { return std::string(name) + "[" + std::to_string(i) + "]"; }
   Status Wrong(std::string_view name, const std::string& expected) const {
     return Status::Corruption("field " + prefix_ + std::string(name) + ": expected " + expected);
   }
@@ -197,8 +195,10 @@ std::vector<std::string> ClientTexts(const std::vector<CephClient>& clients) {
 
 std::string_view VolumeStateName(VolumeState state) {
   switch (state) {
-    case VolumeState::kStaging: return "staging";
-    case VolumeState::kStaged: return "staged";
+    case VolumeState::kStaging:
+      return "staging";
+    case VolumeState::kStaged:
+      return "staged";
   }
   return "staging";
 }

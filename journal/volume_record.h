@@ -48,20 +48,20 @@ std::string_view VolumeStateName(VolumeState state);
 std::optional<VolumeState> ParseVolumeState(std::string_view name);
 
 struct VolumeRecord {
-  std::string volume_id;                 // CSI volume id; at most 128 bytes
-  std::string cluster_id;                // ceph-csi cluster id
-  std::vector<std::string> monitors;     // "10.0.0.1:6789", ...
+  std::string volume_id;              // CSI volume id; at most 128 bytes
+  std::string cluster_id;             // ceph-csi cluster id
+  std::vector<std::string> monitors;  // "10.0.0.1:6789", ...
   std::string pool;
-  std::string rados_namespace;           // "" for the default namespace
+  std::string rados_namespace;  // "" for the default namespace
   std::string image;
   // The snapshot of `image` the volume maps (read-only); "" for the image
   // itself. Absent in older records (and written only when set): "". A
   // re-attach and an adoption serve exactly this, never the image's head.
   std::string snap;
-  std::string user_id;                   // cephx user, without "client."
-  std::string keyfile_path;              // the key itself is never recorded
+  std::string user_id;       // cephx user, without "client."
+  std::string keyfile_path;  // the key itself is never recorded
   std::string ceph_conf_path;
-  std::string nbd_device;                // "/dev/nbd3"; "" before mapping
+  std::string nbd_device;  // "/dev/nbd3"; "" before mapping
   // An encrypted volume's open LUKS mapper on nbd_device, "luks-rbd-<id>"
   // (encryption/luks_volume.h): what its mounts sit on. "" when it is not
   // encrypted or not open yet; absent in older records (and written only
@@ -83,7 +83,7 @@ struct VolumeRecord {
   // The daemon made <staging_path>/<volume_id>; false in older records.
   bool mount_point_created = false;
   std::vector<PublishedTarget> published_targets;
-  int32_t rbd_nbd_pid = 0;               // 0 while no process runs
+  int32_t rbd_nbd_pid = 0;  // 0 while no process runs
   // The Ceph clients of this volume's rbd-nbd processes, past and present
   // (supervisor/image_fence.h): after a restart their watches and lock are
   // still this volume's own. Absent in older records, and written only
@@ -94,9 +94,9 @@ struct VolumeRecord {
   // rbd_clients): a daemon restarted in between finds the server it adopts
   // among the clients since. Absent otherwise, and in older records.
   std::optional<std::vector<CephClient>> rbd_clients_before;
-  std::string boot_id;                   // boot the pid and device belong to
+  std::string boot_id;  // boot the pid and device belong to
   uint32_t reattach_timeout_s = 0;
-  int64_t created_ms = 0;                // unix time, milliseconds
+  int64_t created_ms = 0;  // unix time, milliseconds
   int64_t updated_ms = 0;
   VolumeState state = VolumeState::kStaging;
 

@@ -55,20 +55,18 @@ bool ReceiveDatagram(int fd, std::vector<uint8_t>& buf, int& err) {
 
 }  // namespace
 
-Result<std::vector<std::vector<uint8_t>>> GenlExchange(nl_sock* sock,
-                                                       std::span<const uint8_t> request,
-                                                       uint32_t seq, std::string_view what,
-                                                       std::chrono::milliseconds deadline) {
+Result<std::vector<std::vector<uint8_t>>> GenlExchange(nl_sock* sock, std::span<const uint8_t> request, uint32_t seq,
+                                                       std::string_view what, std::chrono::milliseconds deadline) {
   const std::string context(what);
   int fd = nl_socket_get_fd(sock);
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;  // nl_pid 0: the kernel
-  ssize_t sent = sendto(fd, request.data(), request.size(), 0,
-                        reinterpret_cast<const sockaddr*>(&kernel), sizeof(kernel));
+  ssize_t sent =
+      sendto(fd, request.data(), request.size(), 0, reinterpret_cast<const sockaddr*>(&kernel), sizeof(kernel));
   if (sent < 0) return Status::FromErrno(errno, context + ": send");
   if (static_cast<size_t>(sent) != request.size()) {
-    return Status::IoError(context + ": sent " + std::to_string(sent) + " of " +
-                           std::to_string(request.size()) + " bytes");
+    return Status::IoError(context + ": sent " + std::to_string(sent) + " of " + std::to_string(request.size()) +
+                           " bytes");
   }
 
   const auto give_up = std::chrono::steady_clock::now() + deadline;

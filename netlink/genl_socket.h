@@ -33,9 +33,7 @@ Result<NlSocketPtr> ConnectGenlSocket(std::chrono::milliseconds receive_timeout)
 // came before the ack; a kernel error becomes a Status starting with `what`.
 // Gives up with DeadlineExceeded after `deadline` in total. Blocking: meant
 // for requests the kernel answers at once.
-Result<std::vector<std::vector<uint8_t>>> GenlExchange(nl_sock* sock,
-                                                       std::span<const uint8_t> request,
-                                                       uint32_t seq, std::string_view what,
-                                                       std::chrono::milliseconds deadline);
+Result<std::vector<std::vector<uint8_t>>> GenlExchange(nl_sock* sock, std::span<const uint8_t> request, uint32_t seq,
+                                                       std::string_view what, std::chrono::milliseconds deadline);
 
 }  // namespace nbdk

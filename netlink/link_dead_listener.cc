@@ -8,13 +8,12 @@
 #include <cstring>
 
 #include "base/log.h"
-#include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_genl_message.h"
 
 namespace nbdk {
 
-LinkDeadListener::LinkDeadListener(EventLoop& loop, int fd, uint16_t family_id,
-                                   Callback on_link_dead)
+LinkDeadListener::LinkDeadListener(EventLoop& loop, int fd, uint16_t family_id, Callback on_link_dead)
     : fd_(fd), family_id_(family_id), on_link_dead_(std::move(on_link_dead)), watch_(loop, fd) {}
 
 LinkDeadListener::~LinkDeadListener() { *alive_ = false; }
@@ -47,8 +46,8 @@ void LinkDeadListener::OnReadable(int status) {
       return;
     }
     if (static_cast<size_t>(n) > buf.size()) {
-      NBDK_LOG_WARN("nbd_multicast_skipped", {{"reason", "datagram larger than buffer"},
-                                              {"bytes", static_cast<int64_t>(n)}});
+      NBDK_LOG_WARN("nbd_multicast_skipped",
+                    {{"reason", "datagram larger than buffer"}, {"bytes", static_cast<int64_t>(n)}});
       continue;
     }
     if (!HandleDatagram(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)))) return;

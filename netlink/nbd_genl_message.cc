@@ -24,13 +24,12 @@ namespace {
 // for exactly `more_attr_bytes` besides (nlmsg_alloc's default of a page
 // would not hold a 4096-byte backend identifier). Port 0: the kernel knows
 // the sender's.
-Result<NlMsgPtr> NewRequest(uint16_t family_id, uint32_t seq, uint8_t cmd,
-                            std::optional<uint32_t> index, size_t more_attr_bytes) {
+Result<NlMsgPtr> NewRequest(uint16_t family_id, uint32_t seq, uint8_t cmd, std::optional<uint32_t> index,
+                            size_t more_attr_bytes) {
   const size_t index_bytes = index ? nla_total_size(sizeof(uint32_t)) : 0;
   NlMsgPtr msg(nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + index_bytes + more_attr_bytes));
   // libnl fails a put only for want of memory or room, and the room is sized.
-  if (!msg ||
-      !genlmsg_put(msg.get(), 0, seq, family_id, 0, NLM_F_REQUEST | NLM_F_ACK, cmd, NBD_GENL_VERSION) ||
+  if (!msg || !genlmsg_put(msg.get(), 0, seq, family_id, 0, NLM_F_REQUEST | NLM_F_ACK, cmd, NBD_GENL_VERSION) ||
       (index && nla_put_u32(msg.get(), NBD_ATTR_INDEX, *index) < 0)) {
     return Status::ResourceExhausted("build an nbd request: out of memory");
   }
@@ -64,8 +63,7 @@ class AlignedCopy {
 // Copies one message after checking with libnl's nlmsg_ok and
 // nlmsg_valid_hdr that its nlmsg_len fits the bytes given and covers a
 // payload header of `payload_hdrlen` bytes.
-Result<AlignedCopy> CopyMessage(std::span<const uint8_t> message, int payload_hdrlen,
-                                std::string_view what) {
+Result<AlignedCopy> CopyMessage(std::span<const uint8_t> message, int payload_hdrlen, std::string_view what) {
   if (message.size() < NLMSG_HDRLEN) {
     return Status::Corruption(std::string(what) + ": " + std::to_string(message.size()) +
                               " byte(s), too short for a netlink header");
@@ -76,8 +74,7 @@ Result<AlignedCopy> CopyMessage(std::span<const uint8_t> message, int payload_hd
       !nlmsg_valid_hdr(hdr, payload_hdrlen)) {
     return Status::Corruption(std::string(what) + ": nlmsg_len " + std::to_string(hdr->nlmsg_len) +
                               " does not fit the " + std::to_string(message.size()) +
-                              " byte(s) received (headers need " +
-                              std::to_string(NLMSG_HDRLEN + payload_hdrlen) + ")");
+                              " byte(s) received (headers need " + std::to_string(NLMSG_HDRLEN + payload_hdrlen) + ")");
   }
   return copy;
 }
@@ -112,11 +109,10 @@ constexpr AttrLevel Level(int max_type, std::initializer_list<AttrRule> rules) {
   return level;
 }
 
-constexpr AttrLevel kStatusReply =
-    Level(NBD_ATTR_MAX, {{NBD_ATTR_DEVICE_LIST, "NBD_ATTR_DEVICE_LIST", NLA_NESTED, 0}});
-constexpr AttrLevel kDeviceItem =
-    Level(NBD_DEVICE_ATTR_MAX, {{NBD_DEVICE_INDEX, "NBD_DEVICE_INDEX", NLA_U32, 4},
-                                {NBD_DEVICE_CONNECTED, "NBD_DEVICE_CONNECTED", NLA_U8, 1}});
+constexpr AttrLevel kStatusReply = Level(NBD_ATTR_MAX, {{NBD_ATTR_DEVICE_LIST, "NBD_ATTR_DEVICE_LIST", NLA_NESTED, 0}});
+constexpr AttrLevel kDeviceItem = Level(
+    NBD_DEVICE_ATTR_MAX,
+    {{NBD_DEVICE_INDEX, "NBD_DEVICE_INDEX", NLA_U32, 4}, {NBD_DEVICE_CONNECTED, "NBD_DEVICE_CONNECTED", NLA_U8, 1}});
 constexpr AttrLevel kLinkDead = Level(NBD_ATTR_MAX, {{NBD_ATTR_INDEX, "NBD_ATTR_INDEX", NLA_U32, 4}});
 
 // nla_for_each_attr, and nla_parse which uses it, stop silently at an
@@ -129,17 +125,15 @@ Status CheckAllFit(const nlattr* pos, int rem, std::string_view where) {
     return Status::Corruption(std::string(where) + ": " + std::to_string(rem) +
                               " trailing byte(s), too short for an attribute header");
   }
-  return Status::Corruption(std::string(where) + ": attribute type " + std::to_string(nla_type(pos)) +
-                            " has nla_len " + std::to_string(pos->nla_len) + " but " +
-                            std::to_string(rem) + " byte(s) remain");
+  return Status::Corruption(std::string(where) + ": attribute type " + std::to_string(nla_type(pos)) + " has nla_len " +
+                            std::to_string(pos->nla_len) + " but " + std::to_string(rem) + " byte(s) remain");
 }
 
 // Parses the attributes at `head` (`len` bytes) into `attrs` with libnl's
 // nla_parse and `level`'s policy, after naming what nla_parse would not:
 // the attribute that breaks the policy, one that appears twice (nla_parse
 // keeps the last), one that does not fit.
-Status ParseAttrs(nlattr* head, int len, const AttrLevel& level, std::string_view where,
-                  AttrTable& attrs) {
+Status ParseAttrs(nlattr* head, int len, const AttrLevel& level, std::string_view where, AttrTable& attrs) {
   std::bitset<kMaxType + 1> seen;
   nlattr* pos;
   int rem;
@@ -152,9 +146,8 @@ Status ParseAttrs(nlattr* head, int len, const AttrLevel& level, std::string_vie
     // This attribute alone through the policy, so that the error names it.
     if (nla_validate(pos, pos->nla_len, level.max_type, level.policy.data()) < 0) {
       const int want = level.policy[type].maxlen;
-      return Status::Corruption(name + ": expected a " + std::to_string(want) + "-byte u" +
-                                std::to_string(8 * want) + ", got " + std::to_string(nla_len(pos)) +
-                                " byte(s)");
+      return Status::Corruption(name + ": expected a " + std::to_string(want) + "-byte u" + std::to_string(8 * want) +
+                                ", got " + std::to_string(nla_len(pos)) + " byte(s)");
     }
   }
   NBDK_RETURN_IF_ERROR(CheckAllFit(pos, rem, where));
@@ -171,30 +164,27 @@ struct GenlMessage {
 };
 
 // Checks a message of `family_id` carrying `cmd` and parses its attributes.
-Result<GenlMessage> ParseGenl(std::span<const uint8_t> message, uint16_t family_id, uint8_t cmd,
-                              const AttrLevel& level, std::string_view what) {
+Result<GenlMessage> ParseGenl(std::span<const uint8_t> message, uint16_t family_id, uint8_t cmd, const AttrLevel& level,
+                              std::string_view what) {
   auto copy = CopyMessage(message, GENL_HDRLEN, what);
   if (!copy.ok()) return copy.status();
   GenlMessage parsed{std::move(*copy)};
   nlmsghdr* hdr = parsed.copy.hdr();
   if (hdr->nlmsg_type != family_id) {
-    return Status::InvalidArgument(std::string(what) + ": message type " +
-                                   std::to_string(hdr->nlmsg_type) + " is not the nbd family (" +
-                                   std::to_string(family_id) + ")");
+    return Status::InvalidArgument(std::string(what) + ": message type " + std::to_string(hdr->nlmsg_type) +
+                                   " is not the nbd family (" + std::to_string(family_id) + ")");
   }
   const genlmsghdr* genl = genlmsg_hdr(hdr);
   if (genl->cmd != cmd) {
-    return Status::InvalidArgument(std::string(what) + ": genl command " +
-                                   std::to_string(genl->cmd) + ", expected " + std::to_string(cmd));
+    return Status::InvalidArgument(std::string(what) + ": genl command " + std::to_string(genl->cmd) + ", expected " +
+                                   std::to_string(cmd));
   }
-  NBDK_RETURN_IF_ERROR(
-      ParseAttrs(genlmsg_attrdata(genl, 0), genlmsg_attrlen(genl, 0), level, what, parsed.attrs));
+  NBDK_RETURN_IF_ERROR(ParseAttrs(genlmsg_attrdata(genl, 0), genlmsg_attrlen(genl, 0), level, what, parsed.attrs));
   return parsed;
 }
 
 // The device index in attribute `type` of `attrs`, which must be there.
-Result<int> RequiredIndex(const AttrTable& attrs, int type, const AttrLevel& level,
-                          std::string_view where) {
+Result<int> RequiredIndex(const AttrTable& attrs, int type, const AttrLevel& level, std::string_view where) {
   const std::string name(level.name[type]);
   if (!attrs[type]) return Status::Corruption(std::string(where) + " without " + name);
   const uint32_t index = nla_get_u32(attrs[type]);
@@ -207,47 +197,41 @@ Result<int> RequiredIndex(const AttrTable& attrs, int type, const AttrLevel& lev
 Result<NbdDeviceStatus> ParseDeviceItem(nlattr* item) {
   constexpr std::string_view kWhat = "NBD_DEVICE_ITEM";
   AttrTable attrs{};
-  NBDK_RETURN_IF_ERROR(ParseAttrs(static_cast<nlattr*>(nla_data(item)), nla_len(item), kDeviceItem,
-                                  kWhat, attrs));
+  NBDK_RETURN_IF_ERROR(ParseAttrs(static_cast<nlattr*>(nla_data(item)), nla_len(item), kDeviceItem, kWhat, attrs));
   auto index = RequiredIndex(attrs, NBD_DEVICE_INDEX, kDeviceItem, kWhat);
   if (!index.ok()) return index.status();
   if (!attrs[NBD_DEVICE_CONNECTED]) {
-    return Status::Corruption("NBD_DEVICE_ITEM for nbd" + std::to_string(*index) +
-                              " without NBD_DEVICE_CONNECTED");
+    return Status::Corruption("NBD_DEVICE_ITEM for nbd" + std::to_string(*index) + " without NBD_DEVICE_CONNECTED");
   }
   return NbdDeviceStatus{*index, nla_get_u8(attrs[NBD_DEVICE_CONNECTED]) != 0};
 }
 
 }  // namespace
 
-Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq,
-                                                std::optional<uint32_t> index) {
+Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq, std::optional<uint32_t> index) {
   return BuildRequest(family_id, seq, NBD_CMD_STATUS, index);
 }
 
-Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq,
-                                                    uint32_t index) {
+Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index) {
   return BuildRequest(family_id, seq, NBD_CMD_DISCONNECT, index);
 }
 
-Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index,
-                                                uint64_t size_bytes, std::string_view backend) {
+Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index, uint64_t size_bytes,
+                                                std::string_view backend) {
   constexpr size_t kMaxBackend = 4096;
   if (backend.size() > kMaxBackend) {
-    return Status::InvalidArgument("nbd backend identifier of " + std::to_string(backend.size()) +
-                                   " bytes is over " + std::to_string(kMaxBackend));
+    return Status::InvalidArgument("nbd backend identifier of " + std::to_string(backend.size()) + " bytes is over " +
+                                   std::to_string(kMaxBackend));
   }
   if (backend.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument("nbd backend identifier holds a NUL byte");
   }
   const std::string terminated(backend);  // nla_put_string sends its NUL too
   const size_t backend_bytes = backend.empty() ? 0 : nla_total_size(backend.size() + 1);
-  auto msg = NewRequest(family_id, seq, NBD_CMD_RECONFIGURE, index,
-                        nla_total_size(sizeof(uint64_t)) + backend_bytes);
+  auto msg = NewRequest(family_id, seq, NBD_CMD_RECONFIGURE, index, nla_total_size(sizeof(uint64_t)) + backend_bytes);
   if (!msg.ok()) return msg.status();
   if (nla_put_u64(msg->get(), NBD_ATTR_SIZE_BYTES, size_bytes) < 0 ||
-      (!backend.empty() &&
-       nla_put_string(msg->get(), NBD_ATTR_BACKEND_IDENTIFIER, terminated.c_str()) < 0)) {
+      (!backend.empty() && nla_put_string(msg->get(), NBD_ATTR_BACKEND_IDENTIFIER, terminated.c_str()) < 0)) {
     return Status::ResourceExhausted("build an nbd RECONFIGURE request: out of memory");
   }
   return NlMsgBytes(msg->get());
@@ -255,8 +239,7 @@ Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq
 
 Result<std::vector<NetlinkMessage>> SplitNetlinkDatagram(std::span<const uint8_t> datagram) {
   if (datagram.size() > INT_MAX) {  // libnl counts the bytes left in an int
-    return Status::Corruption("netlink datagram of " + std::to_string(datagram.size()) +
-                              " bytes is over INT_MAX");
+    return Status::Corruption("netlink datagram of " + std::to_string(datagram.size()) + " bytes is over INT_MAX");
   }
   AlignedCopy copy(datagram);
   std::vector<NetlinkMessage> out;
@@ -272,8 +255,8 @@ Result<std::vector<NetlinkMessage>> SplitNetlinkDatagram(std::span<const uint8_t
                               " trailing byte(s), too short for a netlink header");
   }
   if (rem > 0) {
-    return Status::Corruption("netlink datagram: nlmsg_len " + std::to_string(hdr->nlmsg_len) +
-                              " but " + std::to_string(rem) + " byte(s) remain");
+    return Status::Corruption("netlink datagram: nlmsg_len " + std::to_string(hdr->nlmsg_len) + " but " +
+                              std::to_string(rem) + " byte(s) remain");
   }
   return out;
 }
@@ -283,21 +266,20 @@ Status ParseNetlinkAck(std::span<const uint8_t> message, std::string_view what) 
   if (!copy.ok()) return copy.status();
   nlmsghdr* hdr = copy->hdr();
   if (hdr->nlmsg_type != NLMSG_ERROR) {
-    return Status::InvalidArgument(std::string(what) + ": message type " +
-                                   std::to_string(hdr->nlmsg_type) + " is not NLMSG_ERROR");
+    return Status::InvalidArgument(std::string(what) + ": message type " + std::to_string(hdr->nlmsg_type) +
+                                   " is not NLMSG_ERROR");
   }
   // Only the error code is required: the echoed request may be capped.
   const int error = static_cast<const nlmsgerr*>(nlmsg_data(hdr))->error;
   if (error == 0) return Status::Ok();
   if (error > 0 || error == INT_MIN) {
-    return Status::Corruption(std::string(what) + ": netlink error code " +
-                              std::to_string(error) + " is not a negative errno");
+    return Status::Corruption(std::string(what) + ": netlink error code " + std::to_string(error) +
+                              " is not a negative errno");
   }
   return Status::FromErrno(-error, what);
 }
 
-Result<std::vector<NbdDeviceStatus>> ParseStatusReply(std::span<const uint8_t> message,
-                                                      uint16_t family_id) {
+Result<std::vector<NbdDeviceStatus>> ParseStatusReply(std::span<const uint8_t> message, uint16_t family_id) {
   constexpr std::string_view kWhat = "nbd STATUS reply";
   auto reply = ParseGenl(message, family_id, NBD_CMD_STATUS, kStatusReply, kWhat);
   if (!reply.ok()) return reply.status();
@@ -312,8 +294,7 @@ Result<std::vector<NbdDeviceStatus>> ParseStatusReply(std::span<const uint8_t> m
     if (!device.ok()) return device.status();
     for (const NbdDeviceStatus& seen : devices) {
       if (seen.index == device->index) {
-        return Status::Corruption("NBD_ATTR_DEVICE_LIST: nbd" + std::to_string(seen.index) +
-                                  " listed twice");
+        return Status::Corruption("NBD_ATTR_DEVICE_LIST: nbd" + std::to_string(seen.index) + " listed twice");
       }
     }
     devices.push_back(*device);

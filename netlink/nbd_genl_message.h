@@ -40,11 +40,9 @@ struct NbdDeviceStatus {
 // when libnl cannot allocate it.
 //
 // STATUS for one device, or for all devices when `index` is empty.
-Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq,
-                                                std::optional<uint32_t> index);
+Result<std::vector<uint8_t>> BuildStatusRequest(uint16_t family_id, uint32_t seq, std::optional<uint32_t> index);
 // DISCONNECT of /dev/nbd<index>.
-Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq,
-                                                    uint32_t index);
+Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t seq, uint32_t index);
 // RECONFIGURE of /dev/nbd<index> to `size_bytes` (NBD_ATTR_SIZE_BYTES, u64;
 // the block size is left as it is). `backend` is the device's backend
 // identifier (/sys/block/nbd<index>/backend), sent NUL-terminated as
@@ -53,8 +51,8 @@ Result<std::vector<uint8_t>> BuildDisconnectRequest(uint16_t family_id, uint32_t
 // (nbd_genl_reconfigure: "must specify backend", EINVAL). Empty: the
 // attribute is left out, for a device connected without one.
 // InvalidArgument for a backend that holds a NUL or is over 4096 bytes.
-Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index,
-                                                uint64_t size_bytes, std::string_view backend);
+Result<std::vector<uint8_t>> BuildResizeRequest(uint16_t family_id, uint32_t seq, uint32_t index, uint64_t size_bytes,
+                                                std::string_view backend);
 
 // The header fields of one netlink message inside a datagram, plus a view of
 // its bytes (header included, exactly nlmsg_len long; valid as long as the
@@ -77,8 +75,7 @@ Status ParseNetlinkAck(std::span<const uint8_t> message, std::string_view what);
 
 // Parses an NBD_CMD_STATUS reply of family `family_id` into its devices, in
 // the kernel's order. An empty NBD_ATTR_DEVICE_LIST gives an empty vector.
-Result<std::vector<NbdDeviceStatus>> ParseStatusReply(std::span<const uint8_t> message,
-                                                      uint16_t family_id);
+Result<std::vector<NbdDeviceStatus>> ParseStatusReply(std::span<const uint8_t> message, uint16_t family_id);
 
 // Parses an NBD_CMD_LINK_DEAD multicast of family `family_id`: the index of
 // the device whose connection died.

@@ -83,8 +83,7 @@ class NbdNetlink {
   uint16_t family_id() const { return family_id_; }
   uint32_t multicast_group_id() const { return mc_group_id_; }
 
-  NbdNetlink(Token, EventLoop& loop, NlSocketPtr command, uint16_t family_id,
-             uint32_t mc_group_id);
+  NbdNetlink(Token, EventLoop& loop, NlSocketPtr command, uint16_t family_id, uint32_t mc_group_id);
 
  private:
   Result<std::vector<NbdDeviceStatus>> QueryStatus(std::optional<uint32_t> index);

@@ -14,8 +14,8 @@
 
 #include "base/log.h"
 #include "netlink/genl_socket.h"
-#include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_device.h"
+#include "netlink/nbd_genl_message.h"
 #include "netlink/nbd_sysfs.h"
 
 namespace nbdk {

@@ -4,13 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <charconv>
-#include <optional>
-
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "netlink/nbd_device.h"
 
@@ -76,8 +75,7 @@ Result<bool> NbdPidFileExists(int index, const std::string& sysfs_root) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) return true;
   if (errno == ENOENT) return false;
-  return Status::FromErrno(errno, "stat " + path).WithContext("is nbd" + std::to_string(index) +
-                                                               " in use");
+  return Status::FromErrno(errno, "stat " + path).WithContext("is nbd" + std::to_string(index) + " in use");
 }
 
 Result<int> ReadNbdPid(int index, const std::string& sysfs_root) {

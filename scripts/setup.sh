@@ -24,6 +24,7 @@ check_packages=(
   ninja-build mold ccache  # the build: ninja, mold for the tests, a compile cache outside the checkout
   lintian  # test/deploy checks the Debian package (scripts/package.sh)
   spin  # test/supervisor/one-writer-model.sh checks supervisor/one_writer.pml
+  clang-format  # scripts/format.sh: the sources' one layout (CTest source_format)
 )
 # The real-kernel VM harness (test/vm): qemu boots Debian's kernel, which has
 # nbd (the host side), and a one-node Ceph and the tests' tools run inside it

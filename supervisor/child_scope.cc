@@ -18,8 +18,8 @@ constexpr size_t kHashChars = 16;
 
 // One character as systemd-escape (unit_name_escape) writes it.
 std::string EscapeChar(char c) {
-  bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' ||
-              c == '_' || c == '.';
+  bool keep =
+      (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' || c == '_' || c == '.';
   if (keep) return std::string(1, c);
   char buf[5];
   std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(c));

@@ -23,8 +23,7 @@ class ChildScopes {
   // runs once, later, on the loop thread, with the unit name once the
   // process is in it, or why it stays in the daemon's cgroup. A failure
   // leaves the process running where it was.
-  virtual void MoveIntoScope(const std::string& volume_id, int pid,
-                             std::function<void(Result<std::string>)> done) = 0;
+  virtual void MoveIntoScope(const std::string& volume_id, int pid, std::function<void(Result<std::string>)> done) = 0;
 };
 
 // "nbdkeeper-rbd-nbd-<volume id, escaped as systemd-escape does>.scope".

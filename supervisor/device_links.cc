@@ -61,7 +61,8 @@ Status RemoveDeviceLink(const std::string& root, const std::string& image, const
   std::string link = DeviceLinkPath(root, image);
   if (ReadLink(link) != device) return Status::Ok();  // gone, or not ours (another map of the name since)
   if (::unlink(link.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "unlink " + link);
-  for (std::string dir = link.substr(0, link.rfind('/')); dir.size() >= root.size(); dir = dir.substr(0, dir.rfind('/'))) {
+  for (std::string dir = link.substr(0, link.rfind('/')); dir.size() >= root.size();
+       dir = dir.substr(0, dir.rfind('/'))) {
     if (::rmdir(dir.c_str()) != 0) break;  // not empty (another image's link), or gone
   }
   return Status::Ok();
@@ -105,7 +106,8 @@ void DeviceLinks::RunNext() {
     if (s.ok() && op.place) placed_[op.volume_id] = link;
     if (s.ok() && !op.place) placed_.erase(op.volume_id);
     if (s.ok()) {
-      NBDK_LOG_INFO("device_link", {{"volume", op.volume_id}, {"link", link}, {"device", op.device}, {"action", action}});
+      NBDK_LOG_INFO("device_link",
+                    {{"volume", op.volume_id}, {"link", link}, {"device", op.device}, {"action", action}});
     } else {
       NBDK_LOG_WARN("device_link_failed",
                     {{"volume", op.volume_id}, {"link", link}, {"device", op.device}, {"error", s.message()}});

@@ -48,8 +48,7 @@ class DeviceLinks {
   DeviceLinks& operator=(const DeviceLinks&) = delete;
 
   // The mapping of volume `volume_id` of `image` on `device` entered `state`.
-  void OnState(const std::string& volume_id, const std::string& image, const std::string& device,
-               MappingState state);
+  void OnState(const std::string& volume_id, const std::string& image, const std::string& device, MappingState state);
   // The link placed for `volume_id` and not removed since; "" when none is
   // (yet): /status shows it, and `nbdkeeperctl map` returns once it is there.
   std::string LinkOf(const std::string& volume_id) const;

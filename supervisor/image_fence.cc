@@ -84,7 +84,8 @@ ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients
                                       : "; the image has no exclusive lock, so a watcher may be writing";
   if (longest >= persist_ms) {
     return {ReattachVerdict::kFence,
-            Status(why.code(), why.message() + because + (persist_ms ? " and stayed " + std::to_string(longest) + " ms" : "")),
+            Status(why.code(),
+                   why.message() + because + (persist_ms ? " and stayed " + std::to_string(longest) + " ms" : "")),
             std::move(writers)};
   }
   return {ReattachVerdict::kWait,
@@ -113,7 +114,9 @@ StartedClients IdentifyStarted(const ImageClients& before, const ImageClients& a
   auto watches = [&](const CephClient& c) {
     return std::find(after.watchers.begin(), after.watchers.end(), c) != after.watchers.end();
   };
-  auto local = [&](const CephClient& c) { return std::find(after.local.begin(), after.local.end(), c) != after.local.end(); };
+  auto local = [&](const CephClient& c) {
+    return std::find(after.local.begin(), after.local.end(), c) != after.local.end();
+  };
   if (holds_lock) {
     if (after.lock_owner && is_new(*after.lock_owner) && watches(*after.lock_owner) && local(*after.lock_owner)) {
       out.own = after.lock_owner;

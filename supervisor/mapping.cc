@@ -31,8 +31,8 @@ Mapping::Mapping(Env env, MapRequest request)
     : env_(std::move(env)),
       request_(std::move(request)),
       cookie_(request_.cookie.empty() ? request_.volume_id : request_.cookie),
-      log_(env_.loop, OutputLogPath(env_.config, request_.volume_id),
-           env_.config.output_tail_lines, env_.config.log_file_max_bytes),
+      log_(env_.loop, OutputLogPath(env_.config, request_.volume_id), env_.config.output_tail_lines,
+           env_.config.log_file_max_bytes),
       own_clients_(request_.own_clients.begin(), request_.own_clients.end()),
       stall_rule_(env_.config.stuck_io_limit_ms) {
   state_since_ms_ = env_.loop.NowMs();
@@ -95,10 +95,9 @@ Status Mapping::SpawnRbdNbd(const std::vector<std::string>& argv, const char* ro
   child_ = std::move(child).value();
   ++server_generation_;
   server_clients_pending_ = true;
-  NBDK_LOG_INFO("rbd_nbd_spawned", {{"volume", request_.volume_id},
-                                    {"role", child_role_},
-                                    {"pid", child_->pid()},
-                                    {"argv", JoinArgv(argv)}});
+  NBDK_LOG_INFO(
+      "rbd_nbd_spawned",
+      {{"volume", request_.volume_id}, {"role", child_role_}, {"pid", child_->pid()}, {"argv", JoinArgv(argv)}});
   PlaceInScope(child_->pid());
   return Status::Ok();
 }
@@ -163,8 +162,8 @@ void Mapping::OnDeviceLine(const std::string& device) {
       // fail), it has not written (supervisor/one_writer.pml).
       if (started->holds_lock) {
         Log(LogLevel::kInfo, "reattach_beside_watchers",
-            {{"volume", request_.volume_id}, {"watchers", InUseBy(request_.image.Path(), started->strangers,
-                                                                  "re-attach").message()}});
+            {{"volume", request_.volume_id},
+             {"watchers", InUseBy(request_.image.Path(), started->strangers, "re-attach").message()}});
         return;
       }
       Fence(InUseBy(request_.image.Path(), started->strangers, "re-attach").message());
@@ -183,37 +182,34 @@ void Mapping::OnDeviceLine(const std::string& device) {
   auto finish = [this, device] {
     std::weak_ptr<bool> weak = alive_;
     uint64_t epoch = epoch_;
-    IdentifyOwnClients(before_start_, TakesLock(),
-                       [this, weak, epoch, device](Result<StartedClients> started) {
-                         if (weak.expired()) return;
-                         if (epoch == epoch_ && state_ == MappingState::kConnected && Fenceable()) {
-                           // Unlisted is unproven, unless librbd holds the
-                           // lock for this process alone.
-                           if (!started.ok() && !TakesLock()) {
-                             return RefuseMap(started.status().WithContext(
-                                 "list the clients of image " + request_.image.Path() + " after the map"));
-                           }
-                           // Another node's stage in flight watches too:
-                           // refused, though the lock is ours.
-                           if (started.ok() && !started->strangers.empty()) {
-                             return RefuseMap(InUseBy(request_.image.Path(), started->strangers, "map"));
-                           }
-                         }
-                         FinishMapWaiters(device);
-                       });
+    IdentifyOwnClients(before_start_, TakesLock(), [this, weak, epoch, device](Result<StartedClients> started) {
+      if (weak.expired()) return;
+      if (epoch == epoch_ && state_ == MappingState::kConnected && Fenceable()) {
+        // Unlisted is unproven, unless librbd holds the
+        // lock for this process alone.
+        if (!started.ok() && !TakesLock()) {
+          return RefuseMap(
+              started.status().WithContext("list the clients of image " + request_.image.Path() + " after the map"));
+        }
+        // Another node's stage in flight watches too:
+        // refused, though the lock is ours.
+        if (started.ok() && !started->strangers.empty()) {
+          return RefuseMap(InUseBy(request_.image.Path(), started->strangers, "map"));
+        }
+      }
+      FinishMapWaiters(device);
+    });
   };
   if (env_.config.io_timeout_ms == 0) return finish();
   std::weak_ptr<bool> weak = alive_;
-  WriteIoTimeout(env_.loop, env_.config.sysfs_root, device, env_.config.io_timeout_ms,
-                 [this, weak, finish](Status s) {
-                   if (weak.expired()) return;
-                   if (!s.ok()) {
-                     ++env_.stats.counters.io_timeout_write_failures;
-                     NBDK_LOG_WARN("io_timeout_write_failed",
-                                   {{"volume", request_.volume_id}, {"error", s.message()}});
-                   }
-                   finish();
-                 });
+  WriteIoTimeout(env_.loop, env_.config.sysfs_root, device, env_.config.io_timeout_ms, [this, weak, finish](Status s) {
+    if (weak.expired()) return;
+    if (!s.ok()) {
+      ++env_.stats.counters.io_timeout_write_failures;
+      NBDK_LOG_WARN("io_timeout_write_failed", {{"volume", request_.volume_id}, {"error", s.message()}});
+    }
+    finish();
+  });
 }
 
 std::string Mapping::DescribeExit(const std::optional<ExitInfo>& exit) const {
@@ -249,20 +245,17 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
   std::string detail = killed ? *killed + " (" + how + ")" : how;
   if (state_ != MappingState::kExpired) last_exit_output_ = stderr_tail;
   switch (state_) {
-    case MappingState::kMapping:
-    {
-      std::string what = "rbd-nbd map " + request_.image.Spec() + " " + detail +
-                         (stderr_tail.empty() ? "" : ": " + stderr_tail);
+    case MappingState::kMapping: {
+      std::string what =
+          "rbd-nbd map " + request_.image.Spec() + " " + detail + (stderr_tail.empty() ? "" : ": " + stderr_tail);
       if (killed) return FailMap(Status::DeadlineExceeded(what));
       if (TakesLock()) return FailLockedOutMap(Status::Unavailable(what));
       FailMap(Status::Unavailable(what));
-    }
-      break;
+    } break;
     case MappingState::kConnected:
       OnDeath("server pid " + std::to_string(pid) + " " + detail);
       break;
-    case MappingState::kReattaching:
-    {
+    case MappingState::kReattaching: {
       // Its watch may outlive it: known as ours, it is no stranger to the
       // next attempt.
       std::weak_ptr<bool> weak = alive_;
@@ -272,8 +265,7 @@ void Mapping::OnProcessGone(std::optional<ExitInfo> exit) {
         if (weak.expired() || epoch != epoch_ || state_ != MappingState::kReattaching) return;
         OnAttachFailed(reason);
       });
-    }
-      break;
+    } break;
     case MappingState::kUnmapping:
       MaybeFinishStop();
       break;
@@ -296,9 +288,7 @@ void Mapping::FinishMapWaiters(const Result<std::string>& result) {
   for (auto& w : waiters) w(result);
 }
 
-bool Mapping::ServerRunning() const {
-  return (child_ && !child_->exited()) || (adopted_ && !adopted_->exited());
-}
+bool Mapping::ServerRunning() const { return (child_ && !child_->exited()) || (adopted_ && !adopted_->exited()); }
 
 Status Mapping::KillServer(int signum) {
   if (child_) return child_->Kill(signum);

@@ -208,8 +208,7 @@ class Mapping {
   // and printed its device), adds its own client (IdentifyStarted), then
   // runs `then` with the strangers that appeared meanwhile, or the
   // listing's error.
-  void IdentifyOwnClients(ImageClients before, bool holds_lock,
-                          std::function<void(Result<StartedClients>)> then);
+  void IdentifyOwnClients(ImageClients before, bool holds_lock, std::function<void(Result<StartedClients>)> then);
   void ClaimPendingClients(const ImageClients& seen);
   void LearnOwnClient(const StartedClients& started);
   // The device came up with a stranger beside it (or unproven): it is
@@ -239,14 +238,14 @@ class Mapping {
 
   // The foreign writers this death's re-attach checks saw (image_fence.h).
   WriterSightings foreign_writers_;
-  std::unique_ptr<ChildProcess> child_;   // map, attach, or serving child
-  std::unique_ptr<PidfdWatch> adopted_;   // adopted server
-  std::string child_role_;                // "map" / "attach"
-  uint64_t server_generation_ = 0;        // bumped per spawned/adopted process
+  std::unique_ptr<ChildProcess> child_;           // map, attach, or serving child
+  std::unique_ptr<PidfdWatch> adopted_;           // adopted server
+  std::string child_role_;                        // "map" / "attach"
+  uint64_t server_generation_ = 0;                // bumped per spawned/adopted process
   CgroupMode cgroup_mode_ = CgroupMode::kDaemon;  // of the current process
-  std::string scope_;                     // kScope: its unit
+  std::string scope_;                             // kScope: its unit
   std::string cgroup_reason_ = "no rbd-nbd process";
-  std::deque<std::string> recent_stderr_;  // of the current child
+  std::deque<std::string> recent_stderr_;   // of the current child
   std::optional<std::string> kill_reason_;  // why we killed the current child
   OutputLog log_;
 
@@ -266,10 +265,10 @@ class Mapping {
   uint32_t restarts_ = 0;
   std::optional<int64_t> last_exit_status_;
   int last_term_signal_ = 0;
-  std::string last_exit_output_;  // stderr tail of the last process that exited
-  uint64_t epoch_ = 0;  // bumped when in-flight async results become stale
-  OwnClients own_clients_;      // this volume's rbd-nbd processes, past and present
-  ImageClients before_start_;  // the image's clients before the current map or attach
+  std::string last_exit_output_;         // stderr tail of the last process that exited
+  uint64_t epoch_ = 0;                   // bumped when in-flight async results become stale
+  OwnClients own_clients_;               // this volume's rbd-nbd processes, past and present
+  ImageClients before_start_;            // the image's clients before the current map or attach
   bool server_clients_pending_ = false;  // the current server's clients are not known yet
 
   StallRule stall_rule_;
@@ -280,9 +279,9 @@ class Mapping {
 
   std::vector<MapDone> map_waiters_;
   std::vector<StopDone> stop_waiters_;
-  bool unmap_command_done_ = false;  // Unmapping: the unmap command finished
+  bool unmap_command_done_ = false;    // Unmapping: the unmap command finished
   bool unmap_from_connected_ = false;  // a live server was serving at Unmap
-  bool detaching_ = false;           // Unmapping was a Detach
+  bool detaching_ = false;             // Unmapping was a Detach
   bool released_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

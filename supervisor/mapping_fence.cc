@@ -112,25 +112,24 @@ void Mapping::IdentifyOwnClients(ImageClients before, bool holds_lock,
                                  std::function<void(Result<StartedClients>)> then) {
   std::weak_ptr<bool> weak = alive_;
   uint64_t generation = server_generation_;
-  env_.lock_breaker.ListClients(
-      request_.image, [this, weak, generation, holds_lock, before = std::move(before),
-                       then = std::move(then)](Result<ImageClients> seen) {
-        if (weak.expired()) return;
-        if (!seen.ok()) {
-          // Its lock will not be broken after a death, and its watch counts
-          // as foreign until the OSDs drop it: safe, only slower.
-          NBDK_LOG_WARN("own_clients_unknown", {{"volume", request_.volume_id}, {"error", seen.status().ToString()}});
-          return then(seen.status());
-        }
-        StartedClients started = IdentifyStarted(before, *seen, holds_lock);
-        LearnOwnClient(started);
-        // What could be proven is known now: nothing is claimed later, and
-        // the journal drops the clients from before its start.
-        bool known = server_clients_pending_ && generation == server_generation_;
-        if (known) server_clients_pending_ = false;
-        if ((started.own || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
-        then(std::move(started));
-      });
+  env_.lock_breaker.ListClients(request_.image, [this, weak, generation, holds_lock, before = std::move(before),
+                                                 then = std::move(then)](Result<ImageClients> seen) {
+    if (weak.expired()) return;
+    if (!seen.ok()) {
+      // Its lock will not be broken after a death, and its watch counts
+      // as foreign until the OSDs drop it: safe, only slower.
+      NBDK_LOG_WARN("own_clients_unknown", {{"volume", request_.volume_id}, {"error", seen.status().ToString()}});
+      return then(seen.status());
+    }
+    StartedClients started = IdentifyStarted(before, *seen, holds_lock);
+    LearnOwnClient(started);
+    // What could be proven is known now: nothing is claimed later, and
+    // the journal drops the clients from before its start.
+    bool known = server_clients_pending_ && generation == server_generation_;
+    if (known) server_clients_pending_ = false;
+    if ((started.own || known) && env_.on_server_changed) env_.on_server_changed(request_.volume_id);
+    then(std::move(started));
+  });
 }
 
 void Mapping::FailLockedOutMap(Status failed) {
@@ -155,7 +154,8 @@ void Mapping::RefuseMap(Status why) {
   ++env_.stats.counters.maps_failed;
   Log(LogLevel::kWarn, "map_refused", {{"volume", request_.volume_id}, {"device", device_}, {"reason", why.message()}});
   Unmap([waiters = std::move(waiters), why](Status unmapped) mutable {
-    Status answer = unmapped.ok() ? why : Status(why.code(), why.message() + "; the unmap failed: " + unmapped.message());
+    Status answer =
+        unmapped.ok() ? why : Status(why.code(), why.message() + "; the unmap failed: " + unmapped.message());
     for (auto& w : waiters) w(answer);
   });
 }

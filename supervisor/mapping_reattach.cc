@@ -111,9 +111,8 @@ void Mapping::OnAttachFailed(std::string reason) {
   }
   Transition(MappingState::kDead, reason + "; retry in " + std::to_string(delay) + " ms");
   phase_timer_ = std::make_unique<Timer>(env_.loop);
-  phase_timer_->Start(delay, 0, [this] {
-    WaitForAttachSlot(AttachQueue::Kind::kReattach, [this] { StartAttachAttempt(); });
-  });
+  phase_timer_->Start(delay, 0,
+                      [this] { WaitForAttachSlot(AttachQueue::Kind::kReattach, [this] { StartAttachAttempt(); }); });
 }
 
 void Mapping::Expire(std::string reason) {
@@ -122,17 +121,14 @@ void Mapping::Expire(std::string reason) {
   CancelPending();
   ++epoch_;
   Transition(MappingState::kExpired, std::move(reason));
-  NBDK_LOG_ERROR("mapping_expired", {{"volume", request_.volume_id},
-                                     {"device", device_},
-                                     {"attempts", attempts_},
-                                     {"reason", reason_}});
+  NBDK_LOG_ERROR("mapping_expired",
+                 {{"volume", request_.volume_id}, {"device", device_}, {"attempts", attempts_}, {"reason", reason_}});
   if (child_) {
     kill_reason_ = "expired";
     (void)child_->Kill(SIGKILL);  // its exit is ignored in Expired
   }
   ReleaseExpiredDeviceAt(kernel_gives_up_ms_ + kReleaseSlackMs);
 }
-
 
 // LINK_DEAD is a second witness of a death; the process exit stays the
 // authority. For a mapping that is not Connected it is ignored: a planned
@@ -147,16 +143,14 @@ void Mapping::Expire(std::string reason) {
 void Mapping::OnLinkDead() {
   ++env_.stats.counters.link_dead_events;
   uint64_t now = env_.loop.NowMs();
-  NBDK_LOG_INFO("link_dead", {{"volume", request_.volume_id},
-                              {"device", device_},
-                              {"state", MappingStateName(state_)},
-                              {"pid", ServerPid()}});
+  NBDK_LOG_INFO(
+      "link_dead",
+      {{"volume", request_.volume_id}, {"device", device_}, {"state", MappingStateName(state_)}, {"pid", ServerPid()}});
   if (released_ || state_ != MappingState::kConnected || !ServerRunning() || link_dead_timer_) return;
   if (now - state_since_ms_ < env_.config.link_dead_grace_ms) return;
   uint64_t generation = server_generation_;
   link_dead_timer_ = std::make_unique<Timer>(env_.loop);
-  link_dead_timer_->Start(env_.config.link_dead_grace_ms, 0,
-                          [this, generation] { OnLinkDeadGraceOver(generation); });
+  link_dead_timer_->Start(env_.config.link_dead_grace_ms, 0, [this, generation] { OnLinkDeadGraceOver(generation); });
 }
 
 void Mapping::OnLinkDeadGraceOver(uint64_t generation) {

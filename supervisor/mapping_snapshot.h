@@ -25,8 +25,8 @@ struct MappingSnapshot {
   MappingState state = MappingState::kMapping;
   std::string reason;  // why it entered `state`
   uint64_t ms_in_state = 0;
-  std::string device;  // "/dev/nbdN"; empty until the map printed it
-  int pid = 0;         // the serving (or map/attach) process; 0: none
+  std::string device;    // "/dev/nbdN"; empty until the map printed it
+  int pid = 0;           // the serving (or map/attach) process; 0: none
   bool adopted = false;  // the server is not our child (pidfd watch)
   CgroupMode cgroup_mode = CgroupMode::kDaemon;
   std::string scope;          // kScope: the unit

@@ -18,10 +18,14 @@ constexpr uint64_t kProbeTimeoutMs = 5000;
 
 const char* VerdictName(StallVerdict v) {
   switch (v) {
-    case StallVerdict::kHealthy: return "healthy";
-    case StallVerdict::kHeldByCluster: return "held_by_cluster";
-    case StallVerdict::kUnknown: return "unknown";
-    case StallVerdict::kStuck: return "stuck";
+    case StallVerdict::kHealthy:
+      return "healthy";
+    case StallVerdict::kHeldByCluster:
+      return "held_by_cluster";
+    case StallVerdict::kUnknown:
+      return "unknown";
+    case StallVerdict::kStuck:
+      return "stuck";
   }
   return "?";
 }
@@ -55,7 +59,8 @@ void Mapping::SampleIo() {
         if (!counters.ok()) {
           // No verdict without evidence: logged once per server, not reported as a stall.
           if (!counters_unreadable_logged_) {
-            NBDK_LOG_WARN("io_counters_unreadable", {{"volume", request_.volume_id}, {"error", counters.status().message()}});
+            NBDK_LOG_WARN("io_counters_unreadable",
+                          {{"volume", request_.volume_id}, {"error", counters.status().message()}});
           }
           counters_unreadable_logged_ = true;
           return;

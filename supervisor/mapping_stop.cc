@@ -13,8 +13,8 @@ namespace nbdk {
 namespace {
 // rbd-nbd unmap's complaints when nothing is connected to the device.
 bool LooksNotMapped(const CommandResult& r) {
-  for (std::string_view hint : {"not mapped", "not used", "No such", "failed to open device", "does not exist",
-                                "Invalid argument"}) {
+  for (std::string_view hint :
+       {"not mapped", "not used", "No such", "failed to open device", "does not exist", "Invalid argument"}) {
     if (r.stderr_text.find(hint) != std::string::npos) return true;
   }
   return false;
@@ -116,9 +116,9 @@ void Mapping::ReleaseDevice(const char* event, std::string why) {
     if (epoch != epoch_ || state_ != state) return;
     if (!ours.ok()) {
       device_released_ = true;
-      NBDK_LOG_INFO(event, {{"volume", request_.volume_id},
-                            {"device", device_},
-                            {"outcome", "not ours any more: " + ours.message()}});
+      NBDK_LOG_INFO(
+          event,
+          {{"volume", request_.volume_id}, {"device", device_}, {"outcome", "not ours any more: " + ours.message()}});
       return;
     }
     RunUnmapCommand([this, event, why, state, epoch](const Result<CommandResult>& r) {

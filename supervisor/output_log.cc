@@ -79,9 +79,7 @@ void OutputLog::Flush(EventLoop& loop, std::shared_ptr<Shared> shared) {
   auto result = std::make_shared<Status>();
   // `work` gets copies only: it must not touch loop-owned state.
   loop.RunBlocking(
-      [path = shared->path, max = shared->max_file_bytes, batch, result] {
-        *result = AppendToFile(path, *batch, max);
-      },
+      [path = shared->path, max = shared->max_file_bytes, batch, result] { *result = AppendToFile(path, *batch, max); },
       [&loop, shared, result] {
         shared->flushing = false;
         if (shared->removed) return RemoveFile(loop, shared->path);

@@ -78,20 +78,19 @@ void RbdLockBreaker::OnCluster(const ImageSpec& image, const char* what,
     return;
   }
   EventLoop& loop = loop_;
-  clients_.Get(RadosConfigForImage(image, timeout_s_),
-               [&loop, context, work = std::move(work),
-                done = std::move(done)](Result<std::shared_ptr<RadosCluster>> connected) mutable {
-                 if (!connected.ok()) return done(connected.status().WithContext(context));
-                 auto result = std::make_shared<Result<T>>(Status::Ok());
-                 loop.RunBlocking(
-                     [cluster = std::move(connected).value(), work = std::move(work), result]() mutable {
-                       *result = work(cluster);
-                       cluster.reset();
-                     },
-                     [context, result, done = std::move(done)] {
-                       done(result->ok() ? std::move(*result) : Result<T>(result->status().WithContext(context)));
-                     });
-               });
+  clients_.Get(RadosConfigForImage(image, timeout_s_), [&loop, context, work = std::move(work), done = std::move(done)](
+                                                           Result<std::shared_ptr<RadosCluster>> connected) mutable {
+    if (!connected.ok()) return done(connected.status().WithContext(context));
+    auto result = std::make_shared<Result<T>>(Status::Ok());
+    loop.RunBlocking(
+        [cluster = std::move(connected).value(), work = std::move(work), result]() mutable {
+          *result = work(cluster);
+          cluster.reset();
+        },
+        [context, result, done = std::move(done)] {
+          done(result->ok() ? std::move(*result) : Result<T>(result->status().WithContext(context)));
+        });
+  });
 }
 
 void RbdLockBreaker::ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) {

@@ -40,11 +40,11 @@ namespace {
 // --err_to_stderr: rbd-nbd, a Ceph daemon, otherwise keeps its errors (a
 // missing image, a wrong key) in a log file nobody reads; on stderr they
 // reach the volume's log and the answer to the CSI call.
-void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig& config,
-                         const MapRequest& r, const std::string& cookie, bool exclusive) {
-  argv.insert(argv.end(), {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s),
-                           "--cookie", cookie, "--id", r.image.user_id, "--keyfile", r.image.keyfile,
-                           "--rbd_cache=false", "--err_to_stderr=true"});
+void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig& config, const MapRequest& r,
+                         const std::string& cookie, bool exclusive) {
+  argv.insert(argv.end(),
+              {"--try-netlink", "--reattach-timeout", std::to_string(config.reattach_timeout_s), "--cookie", cookie,
+               "--id", r.image.user_id, "--keyfile", r.image.keyfile, "--rbd_cache=false", "--err_to_stderr=true"});
   std::vector<std::string> asok = AdminSocketArgv(config);
   argv.insert(argv.end(), asok.begin(), asok.end());
   if (!r.image.monitors.empty()) {
@@ -62,8 +62,8 @@ void AppendCommonOptions(std::vector<std::string>& argv, const SupervisorConfig&
 }
 }  // namespace
 
-std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& r,
-                                       const std::string& cookie, bool exclusive) {
+std::vector<std::string> RbdNbdMapArgv(const SupervisorConfig& config, const MapRequest& r, const std::string& cookie,
+                                       bool exclusive) {
   std::vector<std::string> argv = {config.rbd_nbd_path, "map", "-f"};
   AppendCommonOptions(argv, config, r, cookie, exclusive);
   return argv;
@@ -115,8 +115,8 @@ Status ReadImageSpec(const std::string& spec, ImageSpec* image) {
 }
 
 // The options the builders write with a value in the next token.
-constexpr std::string_view kValued[] = {"--device", "--cookie", "--reattach-timeout", "--id", "--admin-socket",
-                                        "--keyfile", "--mon_host", "-c"};
+constexpr std::string_view kValued[] = {"--device",       "--cookie",  "--reattach-timeout", "--id",
+                                        "--admin-socket", "--keyfile", "--mon_host",         "-c"};
 
 }  // namespace
 

@@ -48,8 +48,8 @@ std::optional<std::string> ParseDeviceLine(std::string_view line);
 // after a restart): the inverse of the three builders above for every field
 // they write.
 struct RbdNbdCommandLine {
-  std::string program;  // argv[0]: SupervisorConfig::rbd_nbd_path
-  std::string command;  // "map", "attach" or "unmap"
+  std::string program;              // argv[0]: SupervisorConfig::rbd_nbd_path
+  std::string command;              // "map", "attach" or "unmap"
   bool foreground = false;          // -f
   uint32_t reattach_timeout_s = 0;  // --reattach-timeout; 0 when absent
   std::string device;               // attach: --device; unmap: its argument

@@ -1,8 +1,8 @@
 #include "supervisor/rbd_nbd_options.h"
 
 #include <algorithm>
-#include <optional>
 #include <cctype>
+#include <optional>
 
 #include "base/quote_field.h"
 
@@ -37,8 +37,7 @@ constexpr AllowedOption kAllowed[] = {
     {"nbds_max", "nbds_max", ValueRule::kUnsigned},
     {"rbd_read_from_replica_policy", "rbd_read_from_replica_policy", ValueRule::kChoice, "|default|balance|localize|"},
     {"crush_location", "crush_location", ValueRule::kCrushPath},
-    {"ms_client_mode", "ms_client_mode", ValueRule::kChoice,
-     "|crc|secure|prefer-crc|prefer-secure|"},
+    {"ms_client_mode", "ms_client_mode", ValueRule::kChoice, "|crc|secure|prefer-crc|prefer-secure|"},
     {"rbd_readahead_max_bytes", "rbd_readahead_max_bytes", ValueRule::kUnsigned},
     {"rbd_readahead_trigger_requests", "rbd_readahead_trigger_requests", ValueRule::kUnsigned},
     {"rbd_readahead_disable_after_bytes", "rbd_readahead_disable_after_bytes", ValueRule::kUnsigned},
@@ -71,8 +70,7 @@ std::string Normalise(std::string_view name) {
 }
 
 bool AllDigits(std::string_view v, size_t max) {
-  return !v.empty() && v.size() <= max &&
-         std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !v.empty() && v.size() <= max && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // A CRUSH name as Ceph takes it: [A-Za-z0-9_.-]+, not an option.
@@ -137,7 +135,8 @@ Status CheckValue(const AllowedOption& o, std::string_view name, bool has_value,
       *canonical = *location;
       return Status::Ok();
     }
-    case ValueRule::kNone: break;
+    case ValueRule::kNone:
+      break;
   }
   return Status::Ok();
 }
@@ -147,8 +146,8 @@ Result<std::string> CanonicalToken(std::string_view option) {
   size_t eq = option.find('=');
   std::string_view name = option.substr(0, eq);
   std::string key = Normalise(name);
-  auto it = std::find_if(std::begin(kAllowed), std::end(kAllowed),
-                         [&key](const AllowedOption& o) { return o.key == key; });
+  auto it =
+      std::find_if(std::begin(kAllowed), std::end(kAllowed), [&key](const AllowedOption& o) { return o.key == key; });
   if (it == std::end(kAllowed)) {
     for (const RefusedOption& r : kExplained) {
       if (key == r.key || key == "no_" + std::string(r.key)) {

@@ -2,13 +2,12 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <cerrno>
 #include <chrono>
@@ -113,8 +112,9 @@ Result<LibradosOps> ParseObjecterRequests(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
-    return Status::InvalidArgument(std::string("objecter_requests: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                                   " at offset " + std::to_string(doc.GetErrorOffset()));
+    return Status::InvalidArgument(std::string("objecter_requests: ") +
+                                   rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+                                   std::to_string(doc.GetErrorOffset()));
   }
   if (!doc.IsObject()) return Status::InvalidArgument("objecter_requests: not a JSON object");
   auto ops = doc.FindMember("ops");

@@ -23,9 +23,7 @@ std::string DescribeOps(const LibradosOps& ops) {
 // The counters are the device's and outlive its server: a completion
 // between the re-attach and the next sample still resets the backoff.
 // Also the reset after a completion and after a stuck verdict.
-void StallRule::Restart() {
-  quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false;
-}
+void StallRule::Restart() { quiet_ = stalled_ = idle_server_seen_ = silent_seen_ = false; }
 
 uint64_t StallRule::limit_ms() const {
   return base_limit_ms_ << std::min(stuck_without_progress_, kMaxBackoffDoublings);

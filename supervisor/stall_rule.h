@@ -78,8 +78,8 @@ class StallRule {
   uint64_t quiet_since_ms_ = 0;  // restarted by an idle server's answer too
   bool stalled_ = false;         // quiet and holding IO since stalled_since_ms_
   uint64_t stalled_since_ms_ = 0;
-  bool idle_server_seen_ = false;      // the previous probe found no op
-  bool silent_seen_ = false;           // the previous idle probe went unanswered
+  bool idle_server_seen_ = false;        // the previous probe found no op
+  bool silent_seen_ = false;             // the previous idle probe went unanswered
   uint32_t stuck_without_progress_ = 0;  // backoff exponent
 };
 

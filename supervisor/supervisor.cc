@@ -20,16 +20,21 @@ Supervisor::~Supervisor() {
 }
 
 std::unique_ptr<Mapping> Supervisor::NewMapping(MapRequest request) {
-  Mapping::Env env{loop_, config_, lock_breaker_, stats_, attach_queue_, [this](const std::string& id) { Retire(id); },
-                   [this](const std::string& id) {
-                     if (server_changed_) server_changed_(id);
-                   },
-                   [this](const std::string& image_path) { return SnapshotClients(image_path); },
-                   [this](const std::string& id, const std::string& image, const std::string& device,
-                          MappingState state) {
-                     if (state_changed_) state_changed_(id, image, device, state);
-                   },
-                   scopes_};
+  Mapping::Env env{
+      loop_,
+      config_,
+      lock_breaker_,
+      stats_,
+      attach_queue_,
+      [this](const std::string& id) { Retire(id); },
+      [this](const std::string& id) {
+        if (server_changed_) server_changed_(id);
+      },
+      [this](const std::string& image_path) { return SnapshotClients(image_path); },
+      [this](const std::string& id, const std::string& image, const std::string& device, MappingState state) {
+        if (state_changed_) state_changed_(id, image, device, state);
+      },
+      scopes_};
   return std::make_unique<Mapping>(std::move(env), std::move(request));
 }
 

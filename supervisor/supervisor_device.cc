@@ -1,5 +1,3 @@
-#include "supervisor/supervisor.h"
-
 #include <memory>
 
 #include "base/command.h"
@@ -7,6 +5,7 @@
 #include "netlink/nbd_resize.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/rbd_nbd_argv.h"
+#include "supervisor/supervisor.h"
 
 namespace nbdk {
 

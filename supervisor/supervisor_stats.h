@@ -23,8 +23,8 @@ struct SupervisorCounters {
   uint64_t expirations = 0;
   uint64_t fencings = 0;  // re-attaches refused: another client has the image
   uint64_t link_dead_events = 0;
-  uint64_t link_dead_kills = 0;  // alive server killed after LINK_DEAD
-  uint64_t stuck_kills = 0;      // alive server killed as stuck (stall_rule.h)
+  uint64_t link_dead_kills = 0;         // alive server killed after LINK_DEAD
+  uint64_t stuck_kills = 0;             // alive server killed as stuck (stall_rule.h)
   uint64_t stalls_held_by_cluster = 0;  // stalls the cluster held past the limit
   uint64_t io_timeout_write_failures = 0;
   uint64_t unmaps = 0;

@@ -17,8 +17,8 @@ Result<std::string> IoTimeoutPath(const std::string& sysfs_root, const std::stri
   return NbdSysfsFile(*index, sysfs_root, "queue/io_timeout");
 }
 
-void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device,
-                    uint32_t timeout_ms, std::function<void(Status)> done) {
+void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device, uint32_t timeout_ms,
+                    std::function<void(Status)> done) {
   auto path = IoTimeoutPath(sysfs_root, device);
   if (!path.ok()) {
     done(path.status());

@@ -22,7 +22,7 @@ Result<std::string> IoTimeoutPath(const std::string& sysfs_root, const std::stri
 
 // Loop thread only. Writes `timeout_ms` on a pool thread (sysfs writes can
 // block), then calls `done` on the loop with OK or the error naming the file.
-void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device,
-                    uint32_t timeout_ms, std::function<void(Status)> done);
+void WriteIoTimeout(EventLoop& loop, const std::string& sysfs_root, const std::string& device, uint32_t timeout_ms,
+                    std::function<void(Status)> done);
 
 }  // namespace nbdk

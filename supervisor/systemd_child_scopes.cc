@@ -127,8 +127,8 @@ Status WaitInUnit(int pid, const std::string& unit) {
     if (!cgroup.ok()) return cgroup.status();
     if (ProcCgroupInUnit(*cgroup, unit)) return Status::Ok();
     if (std::chrono::steady_clock::now() >= deadline) {
-      return Status::Unavailable("systemd accepted " + unit + " but pid " + std::to_string(pid) +
-                                 " is still in " + *cgroup);
+      return Status::Unavailable("systemd accepted " + unit + " but pid " + std::to_string(pid) + " is still in " +
+                                 *cgroup);
     }
     std::this_thread::sleep_for(kJoinPoll);
   }

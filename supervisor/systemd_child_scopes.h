@@ -44,8 +44,7 @@ class SystemdChildScopes : public ChildScopes {
   // Errors: Unavailable (no bus, or systemd did not answer), FailedPrecondition
   // (the bus's peer is outside our pid namespace), NotFound (the pid exited
   // first), or systemd's error name and message.
-  void MoveIntoScope(const std::string& volume_id, int pid,
-                     std::function<void(Result<std::string>)> done) override;
+  void MoveIntoScope(const std::string& volume_id, int pid, std::function<void(Result<std::string>)> done) override;
 
  private:
   EventLoop& loop_;

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -114,7 +114,8 @@ std::map<std::string, Library> Libraries() {
     }
   }
   for (const auto& [lib, list] : links) {
-    for (std::sregex_iterator m(list.begin(), list.end(), word), end; m != end; ++m) libs[lib].links.push_back(m->str());
+    for (std::sregex_iterator m(list.begin(), list.end(), word), end; m != end; ++m)
+      libs[lib].links.push_back(m->str());
   }
   return libs;
 }

@@ -72,8 +72,8 @@ Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<Rad
   return std::optional<ResolvedSource>(std::move(*source));
 }
 
-Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster,
-                                            const ContentSource& source, int64_t size_bytes, const std::string& ns) {
+Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster, const ContentSource& source,
+                                            int64_t size_bytes, const std::string& ns) {
   if (source.kind == ContentSource::Kind::kNone) return ResolvedSource{};
   auto resolved = source.kind == ContentSource::Kind::kSnapshot ? ResolveSnapshot(cluster, source, ns)
                                                                 : ResolveVolume(cluster, source, ns);
@@ -97,8 +97,8 @@ void AppendCloneThroughTemporarySnapshot(std::vector<RbdStep>& steps, IoCtx& par
                                          const ImageCreateOptions& layout) {
   IoCtx* from = &parent_io;
   IoCtx* to = &child_io;
-  steps.push_back({"snapshot " + parent + "@" + snap,
-                   [=] { return CreateSnapshotForClone(*from, parent, snap, *to, child); }});
+  steps.push_back(
+      {"snapshot " + parent + "@" + snap, [=] { return CreateSnapshotForClone(*from, parent, snap, *to, child); }});
   steps.push_back({"clone " + child + " from " + parent + "@" + snap,
                    [=] { return CloneImage(*from, parent, snap, *to, child, layout); }});
   steps.push_back({"remove " + parent + "@" + snap, [=] { return RemoveSnapshot(*from, parent, snap); }});
@@ -112,9 +112,9 @@ RbdStep FlattenStep(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, con
           }};
 }
 
-std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
-                                      const std::string& image, const CreateVolumeParams& params,
-                                      ResolvedSource& source, const std::vector<RbdStep>& encryption) {
+std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
+                                      const CreateVolumeParams& params, ResolvedSource& source,
+                                      const std::vector<RbdStep>& encryption) {
   const uint64_t size = static_cast<uint64_t>(params.size_bytes);
   // The StorageClass's layout, as ceph-csi clones with it; a clone needs
   // layering whatever the StorageClass lists.
@@ -127,9 +127,8 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   switch (source.kind) {
     case ContentSource::Kind::kNone:
       // Exclusive (see csi/controller/rbd_steps.h): an image of the name is another's.
-      steps.push_back({"create " + image, [=, creating = params.image_options] {
-                         return CreateImage(*to, image, size, creating);
-                       }});
+      steps.push_back({"create " + image,
+                       [=, creating = params.image_options] { return CreateImage(*to, image, size, creating); }});
       steps.insert(steps.end(), encryption.begin(), encryption.end());
       return steps;
     case ContentSource::Kind::kSnapshot:
@@ -152,8 +151,8 @@ std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& clust
   }
   // ceph-csi copies the encryption before it grows the image.
   steps.insert(steps.end(), encryption.begin(), encryption.end());
-  steps.push_back({"grow " + image + " to " + std::to_string(size) + " bytes",
-                   [=] { return GrowImage(*to, image, size); }});
+  steps.push_back(
+      {"grow " + image + " to " + std::to_string(size) + " bytes", [=] { return GrowImage(*to, image, size); }});
   return steps;
 }
 

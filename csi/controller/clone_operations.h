@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "csi/controller/controller_request.h"
-#include "csi/controller/omap_volume_journal.h"
-#include "csi/controller/rbd_steps.h"
 #include "base/status.h"
 #include "ceph/rados_cluster.h"
 #include "ceph/rbd_image.h"
+#include "csi/controller/controller_request.h"
+#include "csi/controller/omap_volume_journal.h"
+#include "csi/controller/rbd_steps.h"
 
 namespace nbdk {
 
@@ -50,9 +50,8 @@ struct ResolvedSource {
 
 // NotFound when the snapshot or volume does not exist (or a snapshot is
 // only half made); OutOfRange when `size_bytes` is smaller than the source.
-Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster,
-                                            const ContentSource& source, int64_t size_bytes,
-                                            const std::string& rados_namespace);
+Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>& cluster, const ContentSource& source,
+                                            int64_t size_bytes, const std::string& rados_namespace);
 
 // The RBD steps that make `image` in `io` from `source`, `size_bytes`
 // large (csi/controller/rbd_steps.h): kNone, create (a new empty image),
@@ -60,9 +59,9 @@ Result<ResolvedSource> ResolveContentSource(const std::shared_ptr<RadosCluster>&
 // grow; a volume, flatten if deep, twice the three of
 // AppendCloneThroughTemporarySnapshot, `encryption`, grow. `io` and
 // `source.io` must outlive the steps.
-std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io,
-                                      const std::string& image, const CreateVolumeParams& params,
-                                      ResolvedSource& source, const std::vector<RbdStep>& encryption);
+std::vector<RbdStep> VolumeImageSteps(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& image,
+                                      const CreateVolumeParams& params, ResolvedSource& source,
+                                      const std::vector<RbdStep>& encryption);
 
 // ceph-csi's "snapshot parent@snap, clone it into `child`, remove
 // parent@snap" (it stays in librbd's trash namespace while `child` needs
@@ -95,8 +94,7 @@ std::string RecordedSource(const ContentSource& source);
 // The source volume that RecordedSource recorded; nullopt when that volume
 // or its image no longer exists (or the value is not a volume ID).
 Result<std::optional<ResolvedSource>> RecordedSourceOf(const std::shared_ptr<RadosCluster>& cluster,
-                                                       const std::string& recorded,
-                                                       const std::string& rados_namespace);
+                                                       const std::string& recorded, const std::string& rados_namespace);
 
 // "<image>-temp": ceph-csi's name of a cloned volume's temporary clone.
 std::string TemporaryCloneName(const std::string& image);

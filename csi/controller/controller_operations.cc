@@ -2,17 +2,17 @@
 
 #include <optional>
 
-#include "csi/controller/clone_operations.h"
-#include "csi/controller/volume_claim.h"
-#include "csi/controller/volume_encryption.h"
-#include "csi/controller/volume_lookup.h"
-#include "csi/controller/volume_qos.h"
 #include "base/quote_field.h"
 #include "ceph/image_metadata.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_image.h"
+#include "csi/controller/clone_operations.h"
 #include "csi/controller/omap_volume_journal.h"
+#include "csi/controller/volume_claim.h"
+#include "csi/controller/volume_encryption.h"
+#include "csi/controller/volume_lookup.h"
+#include "csi/controller/volume_qos.h"
 
 namespace nbdk {
 

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "ceph/rados_cluster.h"
 #include "csi/controller/clone_operations.h"
 #include "csi/controller/controller_request.h"
 #include "csi/controller/volume_encryption.h"
-#include "base/status.h"
-#include "ceph/rados_cluster.h"
 
 namespace nbdk {
 

@@ -1,12 +1,12 @@
 #include "csi/controller/controller_request.h"
 
+#include "base/quote_field.h"
+#include "base/text_rules.h"
+#include "ceph/image_spec.h"
 #include "csi/controller/volume_qos.h"
 #include "csi/map_options.h"
 #include "csi/mkfs_options.h"
-#include "base/quote_field.h"
-#include "base/text_rules.h"
 #include "csi/request_secrets.h"
-#include "ceph/image_spec.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -75,8 +75,8 @@ Result<ContentSource> ParseContentSource(const csi::v1::VolumeContentSource& sou
   // As for volume IDs: every snapshot of this driver (or ceph-csi) has an ID
   // that decodes, so one that does not names no snapshot.
   if (!decoded.ok()) {
-    return Status::NotFound(std::string(field) + " " + QuoteField(out.id) + " does not exist: " +
-                            decoded.status().message());
+    return Status::NotFound(std::string(field) + " " + QuoteField(out.id) +
+                            " does not exist: " + decoded.status().message());
   }
   out.decoded = std::move(*decoded);
   return out;
@@ -93,11 +93,12 @@ Result<int64_t> VolumeSizeBytes(const csi::v1::CapacityRange* range) {
     return Status::InvalidArgument("capacity_range: required_bytes exceeds limit_bytes");
   }
   int64_t want = required != 0 ? required : (limit != 0 ? limit : kDefaultVolumeBytes);
-  if (want > INT64_MAX - kMiB) return Status::OutOfRange("capacity_range: " + std::to_string(want) + " bytes is too large");
+  if (want > INT64_MAX - kMiB)
+    return Status::OutOfRange("capacity_range: " + std::to_string(want) + " bytes is too large");
   int64_t size = RoundUpToMiB(want);
   if (limit != 0 && size > limit) {
     return Status::OutOfRange("capacity_range: " + std::to_string(want) + " bytes rounded up to whole MiB (" +
-                                   std::to_string(size) + ") exceeds limit_bytes");
+                              std::to_string(size) + ") exceeds limit_bytes");
   }
   return size;
 }
@@ -166,8 +167,9 @@ Result<CreateVolumeParams> ParseCreateVolumeRequest(const csi::v1::CreateVolumeR
   NBDK_RETURN_IF_ERROR(CheckCephName("parameters.nbdkeeper.io/imageName", out.image_name, false));
   if (p.contains("volumeNamePrefix")) {
     if (!out.image_name.empty()) {
-      return Status::InvalidArgument("parameters.volumeNamePrefix: not with nbdkeeper.io/imageName, which names the "
-                                     "whole image");
+      return Status::InvalidArgument(
+          "parameters.volumeNamePrefix: not with nbdkeeper.io/imageName, which names the "
+          "whole image");
     }
     out.name_prefix = Get(p, "volumeNamePrefix");
     // The image name is the prefix and a uuid: check the longest such name.

@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "csi/proto/csi.pb.h"
-#include "csi/controller/volume_parameters.h"
-#include "csi/controller/topology_pools.h"
-#include "csi/volume_capability.h"
 #include "base/status.h"
+#include "csi/controller/topology_pools.h"
+#include "csi/controller/volume_parameters.h"
+#include "csi/proto/csi.pb.h"
+#include "csi/volume_capability.h"
 #include "encryption/volume_passphrase.h"
 #include "journal/volume_id.h"
 
@@ -108,17 +108,17 @@ struct CreateVolumeParams {
   std::vector<VolumeCapabilitySpec> capabilities;
   std::string cluster_id;
   std::string pool;
-  std::string journal_pool;     // "" : the image pool
-  std::string rados_namespace;  // "" : the cluster config's
-  ImageCreateOptions image_options;  // imageFeatures, dataPool, objectSize, stripeUnit, stripeCount
-  std::string map_options;           // passed through to the volume context
-  std::string unmap_options;         // the same
-  std::string mkfs_options;          // the same
-  std::string image_name;            // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
-  std::string name_prefix;           // volumeNamePrefix; "": csi-vol-
-  std::map<std::string, std::string> metadata;  // VolumeMetadataOf: the image's metadata
+  std::string journal_pool;                         // "" : the image pool
+  std::string rados_namespace;                      // "" : the cluster config's
+  ImageCreateOptions image_options;                 // imageFeatures, dataPool, objectSize, stripeUnit, stripeCount
+  std::string map_options;                          // passed through to the volume context
+  std::string unmap_options;                        // the same
+  std::string mkfs_options;                         // the same
+  std::string image_name;                           // "nbdkeeper.io/imageName"; "": <name_prefix><uuid>
+  std::string name_prefix;                          // volumeNamePrefix; "": csi-vol-
+  std::map<std::string, std::string> metadata;      // VolumeMetadataOf: the image's metadata
   std::map<std::string, std::string> qos_metadata;  // QosImageMetadata: its QoS limits, whatever --setmetadata says
-  std::optional<std::string> encryption_kms_id;  // nullopt: not encrypted; "default": the built-in KMS
+  std::optional<std::string> encryption_kms_id;     // nullopt: not encrypted; "default": the built-in KMS
   // topologyConstrainedPools with accessibility requirements; the choice is
   // made (pool, journal_pool, data_pool and accessible_topology set) except
   // for a restore, whose pool is its snapshot's (ApplyTopologyChoice).
@@ -178,7 +178,6 @@ Status CheckRequestName(const char* field, const std::string& name);
 // The volume context CreateVolume returns (ceph-csi's keys). An encrypted
 // volume's says so as ceph-csi's Node reads it: encrypted "true",
 // encryptionType "block", encryptionKMSID its KMS ID.
-std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& params,
-                                                    const std::string& image_name);
+std::map<std::string, std::string> VolumeContextFor(const CreateVolumeParams& params, const std::string& image_name);
 
 }  // namespace nbdk

@@ -25,7 +25,8 @@ KmsResolver ControllerService::ResolveKmsOnThisNode() const {
 }
 
 void ControllerService::OnCluster(const std::string& cluster_id, const std::string& ns,
-                                  const ControllerSecrets& secrets, ClusterWork work, std::function<void(Status)> done) {
+                                  const ControllerSecrets& secrets, ClusterWork work,
+                                  std::function<void(Status)> done) {
   struct Call {
     Result<ClusterConfig> config = Status::Internal("not read");
     Result<std::string> keyfile = Status::Internal("not written");
@@ -64,8 +65,9 @@ void ControllerService::OnCluster(const std::string& cluster_id, const std::stri
         RadosConfig config = RadosConfigForImage(cluster_images, options_.clusters.rados_timeout_s);
         rados_.Get(config, [&loop, call, work, finish, effective_ns](Result<std::shared_ptr<RadosCluster>> cluster) {
           if (!cluster.ok()) return finish(cluster.status());
-          loop.RunBlocking([call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
-                           [call, finish] { finish(call->status); }, Lane::kController);
+          loop.RunBlocking(
+              [call, work, cluster = *cluster, effective_ns] { call->status = work(cluster, effective_ns); },
+              [call, finish] { finish(call->status); }, Lane::kController);
         });
       },
       Lane::kController);
@@ -140,11 +142,12 @@ grpc::ServerUnaryReactor* ControllerService::DeleteVolume(grpc::CallbackServerCo
     if (!lock.ok()) return done(lock.status());
     auto guard = std::make_shared<OpLocks::Guard>(std::move(*lock));
     auto v = std::make_shared<VolumeRef>(std::move(**parsed));
-    OnCluster(v->decoded.cluster_id, "", v->secrets,
-              [v](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-                return DeleteVolumeBlocking(cluster, *v, ns);
-              },
-              [guard, done](Status s) { done(s); });
+    OnCluster(
+        v->decoded.cluster_id, "", v->secrets,
+        [v](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          return DeleteVolumeBlocking(cluster, *v, ns);
+        },
+        [guard, done](Status s) { done(s); });
   });
 }
 
@@ -184,22 +187,23 @@ grpc::ServerUnaryReactor* ControllerService::ValidateVolumeCapabilities(
     auto parsed = ParseValidateRequest(*r);
     if (!parsed.ok()) return done(parsed.status());
     auto p = std::make_shared<ValidateParams>(std::move(*parsed));
-    OnCluster(p->volume.decoded.cluster_id, "", p->volume.secrets,
-              [p](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-                return CheckVolumeExistsBlocking(cluster, p->volume, ns);
-              },
-              [p, r, response, done](Status s) {
-                if (!s.ok()) return done(s);
-                if (!p->capabilities.ok()) {
-                  response->set_message(p->capabilities.message());
-                  return done(Status::Ok());
-                }
-                csi::v1::ValidateVolumeCapabilitiesResponse::Confirmed* confirmed = response->mutable_confirmed();
-                *confirmed->mutable_volume_capabilities() = r->volume_capabilities();
-                *confirmed->mutable_volume_context() = r->volume_context();
-                *confirmed->mutable_parameters() = r->parameters();
-                done(Status::Ok());
-              });
+    OnCluster(
+        p->volume.decoded.cluster_id, "", p->volume.secrets,
+        [p](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          return CheckVolumeExistsBlocking(cluster, p->volume, ns);
+        },
+        [p, r, response, done](Status s) {
+          if (!s.ok()) return done(s);
+          if (!p->capabilities.ok()) {
+            response->set_message(p->capabilities.message());
+            return done(Status::Ok());
+          }
+          csi::v1::ValidateVolumeCapabilitiesResponse::Confirmed* confirmed = response->mutable_confirmed();
+          *confirmed->mutable_volume_capabilities() = r->volume_capabilities();
+          *confirmed->mutable_volume_context() = r->volume_context();
+          *confirmed->mutable_parameters() = r->parameters();
+          done(Status::Ok());
+        });
   });
 }
 

@@ -35,7 +35,7 @@ struct ControllerSecrets;
 
 struct ControllerOptions {
   std::string key_dir = "/run/nbdkeeper/keys";
-  ClusterSource clusters;  // config.json path, ceph.conf, librados timeout
+  ClusterSource clusters;    // config.json path, ceph.conf, librados timeout
   bool set_metadata = true;  // CreateVolume writes the PVC/PV names (daemon --setmetadata)
   // ceph-csi's KMS config (daemon --kms-config), read per request as
   // ceph-csi does: the ConfigMap may change while the daemon runs.

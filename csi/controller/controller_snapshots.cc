@@ -4,9 +4,9 @@
 
 #include "csi/cluster_config.h"
 #include "csi/controller/controller_service.h"
-#include "csi/locked_call.h"
 #include "csi/controller/snapshot_operations.h"
 #include "csi/controller/snapshot_request.h"
+#include "csi/locked_call.h"
 
 namespace nbdk {
 namespace {
@@ -72,11 +72,12 @@ grpc::ServerUnaryReactor* ControllerService::DeleteSnapshot(grpc::CallbackServer
     if (!lock.ok()) return done(lock.status());
     auto guard = std::make_shared<OpLocks::Guard>(std::move(*lock));
     auto snapshot = std::make_shared<VolumeRef>(std::move(**parsed));
-    OnCluster(snapshot->decoded.cluster_id, "", snapshot->secrets,
-              [snapshot](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
-                return DeleteSnapshotBlocking(cluster, *snapshot, ns);
-              },
-              [guard, done](Status s) { done(s); });
+    OnCluster(
+        snapshot->decoded.cluster_id, "", snapshot->secrets,
+        [snapshot](const std::shared_ptr<RadosCluster>& cluster, const std::string& ns) {
+          return DeleteSnapshotBlocking(cluster, *snapshot, ns);
+        },
+        [guard, done](Status s) { done(s); });
   });
 }
 
@@ -95,7 +96,8 @@ void ControllerService::ListOnClusters(std::shared_ptr<SnapshotListing> listing,
   };
   OnCluster(cluster_id, "", listing->params.secrets, work, [this, listing, next, found, place, done](Status s) {
     if (!s.ok()) return done(s);
-    if (listing->places.insert(*place).second) listing->found.insert(listing->found.end(), found->begin(), found->end());
+    if (listing->places.insert(*place).second)
+      listing->found.insert(listing->found.end(), found->begin(), found->end());
     ListOnClusters(listing, next + 1, done);
   });
 }
@@ -132,12 +134,12 @@ grpc::ServerUnaryReactor* ControllerService::ListSnapshots(grpc::CallbackServerC
     }
     // No filter: every cluster of config.json (or the ceph.conf files).
     auto config = std::make_shared<Result<ClusterConfig>>(Status::Internal("not read"));
-    env_.loop.RunBlocking([config, path = options_.clusters.cluster_config_path, dir = options_.clusters.ceph_dir] {
-                            *config = LoadClusters(path, dir);
-                          },
+    env_.loop.RunBlocking([config, path = options_.clusters.cluster_config_path,
+                           dir = options_.clusters.ceph_dir] { *config = LoadClusters(path, dir); },
                           [this, config, listing, answer] {
                             if (!config->ok()) return answer(config->status());
-                            for (const auto& entry : (*config)->entries()) listing->clusters.push_back(entry.cluster_id);
+                            for (const auto& entry : (*config)->entries())
+                              listing->clusters.push_back(entry.cluster_id);
                             ListOnClusters(listing, 0, answer);
                           },
                           Lane::kController);

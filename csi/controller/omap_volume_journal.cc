@@ -12,8 +12,8 @@ constexpr int kReserveTries = 5;
 
 }  // namespace
 
-VolumeJournal::VolumeJournal(OmapStore& directory, OmapStore& volumes, VolumeJournalPools pools,
-                             std::string instance, std::function<std::string()> new_uuid, const JournalNames& names)
+VolumeJournal::VolumeJournal(OmapStore& directory, OmapStore& volumes, VolumeJournalPools pools, std::string instance,
+                             std::function<std::string()> new_uuid, const JournalNames& names)
     : names_(names),
       directory_(directory),
       volumes_(volumes),
@@ -122,8 +122,8 @@ Result<std::map<std::string, DirectoryValue>> VolumeJournal::List() {
 Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes, const std::string& uuid,
                                                              const JournalNames& names) {
   const std::string object = JournalObject(names, uuid);
-  std::vector<std::string> keys = {names.request_name_key, kImageNameKey,  kJournalPoolKey,
-                                   kSourceKey,             kEncryptKmsKey, kEncryptionTypeKey};
+  std::vector<std::string> keys = {names.request_name_key, kImageNameKey,     kJournalPoolKey, kSourceKey,
+                                   kEncryptKmsKey,         kEncryptionTypeKey};
   auto attrs = volumes.Get(object, keys);
   if (!attrs.ok() && attrs.status().code() == Code::kNotFound) return std::optional<VolumeAttributes>();
   if (!attrs.ok()) return attrs.status();
@@ -145,8 +145,8 @@ Result<std::optional<VolumeAttributes>> ReadVolumeAttributes(OmapStore& volumes,
 std::string RandomUuid() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   uint64_t hi = rng(), lo = rng();
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;                   // version 4
-  lo = (lo & ~(3ULL << 62)) | (2ULL << 62);             // RFC 4122 variant
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;        // version 4
+  lo = (lo & ~(3ULL << 62)) | (2ULL << 62);  // RFC 4122 variant
   char buf[37];
   std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(hi >> 32),
                 (unsigned long long)((hi >> 16) & 0xffff), (unsigned long long)(hi & 0xffff),

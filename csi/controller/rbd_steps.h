@@ -24,8 +24,8 @@
 namespace nbdk {
 
 struct RbdStep {
-  std::string name;              // what it does, e.g. "snapshot rbd-img@csi-snap-<uuid>"
-  std::function<Status()> run;   // BLOCKING; uses IoCtxs the step list's maker was given
+  std::string name;             // what it does, e.g. "snapshot rbd-img@csi-snap-<uuid>"
+  std::function<Status()> run;  // BLOCKING; uses IoCtxs the step list's maker was given
 };
 
 // BLOCKING. Runs `steps` in order and stops at the first failure; `ran`

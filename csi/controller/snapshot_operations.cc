@@ -6,14 +6,14 @@
 #include <map>
 #include <optional>
 
-#include "csi/controller/clone_operations.h"
 #include "base/quote_field.h"
+#include "ceph/image_metadata.h"
 #include "ceph/omap_store.h"
 #include "ceph/omap_volume_keys.h"
 #include "ceph/rbd_clone.h"
+#include "csi/controller/clone_operations.h"
 #include "csi/controller/omap_volume_journal.h"
 #include "csi/controller/volume_lookup.h"
-#include "ceph/image_metadata.h"
 #include "journal/volume_id.h"
 
 namespace nbdk {
@@ -46,8 +46,8 @@ Result<JournalPool> OpenJournalPool(const std::shared_ptr<RadosCluster>& cluster
 // the name): csi-vol-<uuid> names it directly, even after the volume was
 // deleted; another name (nbdkeeper.io/imageName) is looked up in the volume
 // journal of `journal_store`. "" when no journaled volume has it.
-Result<std::string> SourceVolumeId(const std::string& cluster_id, int64_t pool_id, IoCtx& io,
-                                   OmapStore& journal_store, int64_t journal_pool_id, const std::string& image) {
+Result<std::string> SourceVolumeId(const std::string& cluster_id, int64_t pool_id, IoCtx& io, OmapStore& journal_store,
+                                   int64_t journal_pool_id, const std::string& image) {
   const std::string prefix = DefaultImageName("");
   if (image.rfind(prefix, 0) == 0 && IsCanonicalUuid(image.substr(prefix.size()))) {
     return EncodeVolumeId({1, cluster_id, pool_id, image.substr(prefix.size())});
@@ -82,7 +82,6 @@ Result<SnapshotInfo> Describe(const std::string& cluster_id, int64_t pool_id, Io
   out.created_ns = info->created_ns;
   return out;
 }
-
 
 // Removes what MakeSnapshotImage made, in reverse.
 Status DiscardSnapshotImage(const std::shared_ptr<RadosCluster>& cluster, IoCtx& io, const std::string& source,
@@ -171,8 +170,8 @@ Result<SnapshotInfo> CreateSnapshotBlocking(const std::shared_ptr<RadosCluster>&
     reservation = **existing;
     NBDK_RETURN_IF_ERROR(make());
   } else {
-    auto reserved = journal.Reserve(params.name, "", image, "",
-                                    *kms ? JournalEncryptionFor((*kms)->kms_id) : JournalEncryption{});
+    auto reserved =
+        journal.Reserve(params.name, "", image, "", *kms ? JournalEncryptionFor((*kms)->kms_id) : JournalEncryption{});
     if (!reserved.ok()) return reserved.status();
     reservation = *reserved;
     Status made = make();
@@ -244,7 +243,8 @@ Result<std::vector<SnapshotInfo>> ListSnapshotsBlocking(const std::shared_ptr<Ra
       bool unreadable = !entries.ok() && entries.status().code() == Code::kFailedPrecondition;
       if (unreadable && !params.source_volume_id) continue;
       if (!entries.ok()) return entries.status();
-      for (const auto& [name, value] : *entries) candidates.emplace_back(value.image_pool_id.value_or(pool), value.uuid);
+      for (const auto& [name, value] : *entries)
+        candidates.emplace_back(value.image_pool_id.value_or(pool), value.uuid);
     }
   }
 

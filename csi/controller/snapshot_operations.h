@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "ceph/rados_cluster.h"
 #include "csi/controller/controller_request.h"
 #include "csi/controller/rbd_steps.h"
 #include "csi/controller/snapshot_request.h"
 #include "csi/controller/volume_encryption.h"
-#include "base/status.h"
-#include "ceph/rados_cluster.h"
 
 namespace nbdk {
 

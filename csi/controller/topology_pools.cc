@@ -19,7 +19,8 @@ std::string_view Text(const rapidjson::Value& v) { return {v.GetString(), v.GetS
 // Every key of `object` names one of `known` (as GoField matches them), and
 // each field once: a key nbdkeeper does not read, or a field given again
 // (under another spelling too), is refused by name. Nulls count as absent.
-Status OnlyKnownKeys(const rapidjson::Value& object, std::initializer_list<const char*> known, const std::string& where) {
+Status OnlyKnownKeys(const rapidjson::Value& object, std::initializer_list<const char*> known,
+                     const std::string& where) {
   for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
     if (it->value.IsNull()) continue;
     auto field = std::find_if(known.begin(), known.end(),
@@ -106,8 +107,7 @@ Result<std::vector<TopologyConstrainedPool>> ParseTopologyConstrainedPools(std::
 }
 
 Result<TopologyChoice> ChooseTopologyPool(const std::vector<TopologyConstrainedPool>& pools,
-                                          const csi::v1::TopologyRequirement& requirement,
-                                          std::string_view only_pool) {
+                                          const csi::v1::TopologyRequirement& requirement, std::string_view only_pool) {
   for (const auto* list : {&requirement.preferred(), &requirement.requisite()}) {
     for (const csi::v1::Topology& topology : *list) {
       if (const TopologyConstrainedPool* p = Match(pools, only_pool, topology)) {
@@ -121,8 +121,7 @@ Result<TopologyChoice> ChooseTopologyPool(const std::vector<TopologyConstrainedP
   }
   return Status::ResourceExhausted(
       "accessibility_requirements: no pool of topologyConstrainedPools (" + (names.empty() ? "none" : names) +
-      (only_pool.empty() ? "" : ", the source's pool " + QuoteField(only_pool)) +
-      ") is in a requested topology");
+      (only_pool.empty() ? "" : ", the source's pool " + QuoteField(only_pool)) + ") is in a requested topology");
 }
 
 }  // namespace nbdk

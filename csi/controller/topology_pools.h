@@ -17,8 +17,8 @@ namespace nbdk {
 
 // One entry of a StorageClass's topologyConstrainedPools.
 struct TopologyConstrainedPool {
-  std::string pool;       // poolName
-  std::string data_pool;  // dataPool; "" is none
+  std::string pool;                                           // poolName
+  std::string data_pool;                                      // dataPool; "" is none
   std::vector<std::pair<std::string, std::string>> segments;  // domainSegments: domainLabel, value
 };
 

@@ -21,8 +21,8 @@
 #include <functional>
 #include <string>
 
-#include "csi/controller/controller_request.h"
 #include "base/status.h"
+#include "csi/controller/controller_request.h"
 #include "csi/controller/omap_volume_journal.h"
 
 namespace nbdk {

@@ -45,8 +45,7 @@ Status MarkPrepared(const EncryptedImage& target) {
 
 // The source's passphrase, named as the source in errors.
 Result<SecretBytes> SourcePassphrase(const EncryptedImage& source, const SecretBytes& encryption_passphrase) {
-  auto passphrase =
-      ReadVolumePassphrase(*source.metadata, source.image, source.id, source.kms, encryption_passphrase);
+  auto passphrase = ReadVolumePassphrase(*source.metadata, source.image, source.id, source.kms, encryption_passphrase);
   if (!passphrase.ok()) return passphrase.status().WithContext("source");
   return passphrase;
 }

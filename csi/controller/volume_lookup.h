@@ -25,7 +25,6 @@ struct FoundVolume {
 // kSnapshotJournalNames, csi.snap.<uuid>); a missing pool or object is a
 // FoundVolume with nullopt, not an error.
 Result<FoundVolume> FindVolume(const std::shared_ptr<RadosCluster>& cluster, const VolumeRef& volume,
-                               const std::string& rados_namespace,
-                               const JournalNames& names = kVolumeJournalNames);
+                               const std::string& rados_namespace, const JournalNames& names = kVolumeJournalNames);
 
 }  // namespace nbdk

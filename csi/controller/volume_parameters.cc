@@ -81,11 +81,11 @@ Result<uint64_t> ParseImageFeatures(std::string_view csv) {
     }
     return Status::Ok();
   };
-  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_OBJECT_MAP, RBD_FEATURE_EXCLUSIVE_LOCK, "object-map",
-                                        "exclusive-lock"));
+  NBDK_RETURN_IF_ERROR(
+      requires_feature(RBD_FEATURE_OBJECT_MAP, RBD_FEATURE_EXCLUSIVE_LOCK, "object-map", "exclusive-lock"));
   NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_FAST_DIFF, RBD_FEATURE_OBJECT_MAP, "fast-diff", "object-map"));
-  NBDK_RETURN_IF_ERROR(requires_feature(RBD_FEATURE_JOURNALING, RBD_FEATURE_EXCLUSIVE_LOCK, "journaling",
-                                        "exclusive-lock"));
+  NBDK_RETURN_IF_ERROR(
+      requires_feature(RBD_FEATURE_JOURNALING, RBD_FEATURE_EXCLUSIVE_LOCK, "journaling", "exclusive-lock"));
   return bits;
 }
 

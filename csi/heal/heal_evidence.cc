@@ -57,7 +57,7 @@ DeviceIo ReadDeviceIo(const std::string& device) {
   DeviceIo io = DeviceIo::kFailsAtOnce;
   if (posix_memalign(&buf, kProbeBytes, kProbeBytes) == 0) {
     io = ::pread(fd, buf, kProbeBytes, 0) == static_cast<ssize_t>(kProbeBytes) ? DeviceIo::kServes
-                                                                                : DeviceIo::kFailsAtOnce;
+                                                                               : DeviceIo::kFailsAtOnce;
     free(buf);
   }
   ::close(fd);
@@ -113,8 +113,8 @@ HealEvidence GatherHealEvidence(const std::vector<VolumeRecord>& records, const 
     if (r.state == VolumeState::kStaged && r.boot_id == boot_id) {
       auto view = ReadNbdDeviceView(r.nbd_device, options.sysfs_root);
       if (!view.ok()) {
-        plans[i] = {HealAction::kSkip, 0, "cannot read the kernel's view of " + r.nbd_device + ": " +
-                                              view.status().message()};
+        plans[i] = {HealAction::kSkip, 0,
+                    "cannot read the kernel's view of " + r.nbd_device + ": " + view.status().message()};
         continue;
       }
       views[i] = *view;

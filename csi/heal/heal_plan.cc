@@ -19,12 +19,18 @@ std::optional<RbdNbdCommandLine> ServerCommandLine(const RbdNbdProcess& process)
 
 std::string_view HealActionName(HealAction action) {
   switch (action) {
-    case HealAction::kAdopt: return "Adopt";
-    case HealAction::kReattach: return "Reattach";
-    case HealAction::kExpired: return "Expired";
-    case HealAction::kStaleBoot: return "StaleBoot";
-    case HealAction::kSkip: return "Skip";
-    case HealAction::kUnknownServer: return "UnknownServer";
+    case HealAction::kAdopt:
+      return "Adopt";
+    case HealAction::kReattach:
+      return "Reattach";
+    case HealAction::kExpired:
+      return "Expired";
+    case HealAction::kStaleBoot:
+      return "StaleBoot";
+    case HealAction::kSkip:
+      return "Skip";
+    case HealAction::kUnknownServer:
+      return "UnknownServer";
   }
   return "?";
 }
@@ -89,17 +95,18 @@ HealPlan PlanHeal(const VolumeRecord& record, std::string_view boot_id, const Nb
     if (chosen == 0 || p.pid == record.rbd_nbd_pid) chosen = p.pid;
   }
   if (chosen != 0) {
-    std::string note = chosen == record.rbd_nbd_pid ? "" : " (journaled pid " + std::to_string(record.rbd_nbd_pid) + ")";
+    std::string note =
+        chosen == record.rbd_nbd_pid ? "" : " (journaled pid " + std::to_string(record.rbd_nbd_pid) + ")";
     return {HealAction::kAdopt, chosen, "rbd-nbd pid " + std::to_string(chosen) + " still serves " + dev + note};
   }
   switch (device.io) {
     case DeviceIo::kFailsAtOnce:
-      return {HealAction::kExpired, 0,
-              dev + " fails IO at once: the kernel's reattach window passed; a re-attach would hide lost writes" +
-                  refused};
+      return {
+          HealAction::kExpired, 0,
+          dev + " fails IO at once: the kernel's reattach window passed; a re-attach would hide lost writes" + refused};
     case DeviceIo::kServes:
-      return {HealAction::kUnknownServer, 0, dev + " serves IO but no rbd-nbd of ours with cookie " + record.cookie +
-                                                 " runs; left alone" + refused};
+      return {HealAction::kUnknownServer, 0,
+              dev + " serves IO but no rbd-nbd of ours with cookie " + record.cookie + " runs; left alone" + refused};
     default:
       return {HealAction::kReattach, 0,
               "no rbd-nbd serves " + dev + " (journaled pid " + std::to_string(record.rbd_nbd_pid) +

@@ -61,11 +61,11 @@ struct NbdDeviceView {
 };
 
 enum class HealAction {
-  kAdopt,      // a live rbd-nbd serves the device: watch it (pid)
-  kReattach,   // same boot, device still ours, no server: attach it again
-  kExpired,    // same boot, device lost or failing IO: report, never re-map
-  kStaleBoot,  // the node rebooted: nothing to heal, the record stays for Unstage
-  kSkip,       // not "staged" (a NodeStage or NodeUnstage cut short): kubelet retries it
+  kAdopt,          // a live rbd-nbd serves the device: watch it (pid)
+  kReattach,       // same boot, device still ours, no server: attach it again
+  kExpired,        // same boot, device lost or failing IO: report, never re-map
+  kStaleBoot,      // the node rebooted: nothing to heal, the record stays for Unstage
+  kSkip,           // not "staged" (a NodeStage or NodeUnstage cut short): kubelet retries it
   kUnknownServer,  // the device serves IO but no rbd-nbd of ours does: leave it alone
 };
 

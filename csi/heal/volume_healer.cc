@@ -27,11 +27,16 @@ struct HealRun {
   void Finished() {
     if (--pending > 0) return;
     summary.elapsed_ms = node.loop.NowMs() - started_ms;
-    NBDK_LOG_INFO("healed", {{"volumes", summary.volumes}, {"adopted", summary.adopted},
-                             {"reattached", summary.reattached}, {"expired", summary.expired},
-                             {"stale_boot", summary.stale_boot}, {"skipped", summary.skipped},
-                             {"left_alone", summary.left_alone}, {"remounted", summary.remounted},
-                             {"failures", summary.failures}, {"ms", summary.elapsed_ms}});
+    NBDK_LOG_INFO("healed", {{"volumes", summary.volumes},
+                             {"adopted", summary.adopted},
+                             {"reattached", summary.reattached},
+                             {"expired", summary.expired},
+                             {"stale_boot", summary.stale_boot},
+                             {"skipped", summary.skipped},
+                             {"left_alone", summary.left_alone},
+                             {"remounted", summary.remounted},
+                             {"failures", summary.failures},
+                             {"ms", summary.elapsed_ms}});
     auto cb = std::move(done);
     cb(summary);
   }
@@ -60,8 +65,11 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
 
   void Start() {
     Log(plan_.action == HealAction::kExpired ? LogLevel::kWarn : LogLevel::kInfo, "heal_decision",
-        {{"volume", record_.volume_id}, {"decision", HealActionName(plan_.action)}, {"device", record_.nbd_device},
-         {"pid", plan_.pid}, {"reason", plan_.reason}});
+        {{"volume", record_.volume_id},
+         {"decision", HealActionName(plan_.action)},
+         {"device", record_.nbd_device},
+         {"pid", plan_.pid},
+         {"reason", plan_.reason}});
     Supervisor& sup = run_->node.supervisor;
     HealSummary& sum = run_->summary;
     switch (plan_.action) {
@@ -77,9 +85,15 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
         ++sum.expired;
         if (!Check(sup.AdoptExpired(RequestFor(record_, 0), plan_.reason), "mark expired")) return Finish();
         return JournalPid();
-      case HealAction::kStaleBoot: ++sum.stale_boot; break;
-      case HealAction::kSkip: ++sum.skipped; break;
-      case HealAction::kUnknownServer: ++sum.left_alone; break;
+      case HealAction::kStaleBoot:
+        ++sum.stale_boot;
+        break;
+      case HealAction::kSkip:
+        ++sum.skipped;
+        break;
+      case HealAction::kUnknownServer:
+        ++sum.left_alone;
+        break;
     }
     Finish();
   }
@@ -177,8 +191,8 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
     if (record_.luks_mapper.empty()) return remount();
     auto name = LuksMapperName(record_.volume_id);
     if (!name.ok() || *name != record_.luks_mapper) {
-      Check(Status::Corruption("journaled luks_mapper " + record_.luks_mapper + " is not volume " +
-                               record_.volume_id + "'s"),
+      Check(Status::Corruption("journaled luks_mapper " + record_.luks_mapper + " is not volume " + record_.volume_id +
+                               "'s"),
             "remount");
       return Finish();
     }
@@ -186,8 +200,8 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
     run_->node.host.LuksBacking(record_.luks_mapper, [self, remount](Result<std::string> backing) {
       Status s = backing.status();
       if (backing.ok() && *backing != self->record_.nbd_device) {
-        s = Status::FailedPrecondition("mapper " + self->record_.luks_mapper + " is open on " + *backing +
-                                       ", not on " + self->record_.nbd_device);
+        s = Status::FailedPrecondition("mapper " + self->record_.luks_mapper + " is open on " + *backing + ", not on " +
+                                       self->record_.nbd_device);
       }
       if (!self->Check(s.WithContext("mapper " + self->record_.luks_mapper), "remount")) return self->Finish();
       remount();
@@ -198,7 +212,8 @@ class VolumeHeal : public std::enable_shared_from_this<VolumeHeal> {
     const auto& targets = record_.published_targets;
     while (i < targets.size() && FindMount(mounts_, targets[i].path) != nullptr) ++i;
     if (i == targets.size()) return Finish();
-    std::string source = record_.block ? StagedDevice(record_) : StagedMountPoint(record_.staging_path, record_.volume_id);
+    std::string source =
+        record_.block ? StagedDevice(record_) : StagedMountPoint(record_.staging_path, record_.volume_id);
     auto self = shared_from_this();
     auto next = [self, i](Status s) {
       if (self->Check(s, "remount target")) {
@@ -235,22 +250,21 @@ void HealVolumes(NodeContext& node, HealOptions options, std::function<void(Heal
   run->summary.volumes = records->size();
   run->pending = records->size() + 1;  // +1: held until every volume started
   auto evidence = std::make_shared<HealEvidence>();
-  node.loop.RunBlocking(
-      [records, evidence, boot = node.options.boot_id, options = run->options.evidence] {
-        *evidence = GatherHealEvidence(*records, boot, options);
-      },
-      [run, records, evidence] {
-        ProbeReattaches(run->node.loop, *records, run->node.options.boot_id, std::move(*evidence),
-                        run->options.evidence.probe_wait_ms, [run, records](std::vector<HealPlan> plans) {
-                          for (size_t i = 0; i < records->size(); ++i) {
-                            auto lock = run->node.volumes.Lock((*records)[i].volume_id);
-                            std::optional<VolumeOpLock> held;
-                            if (lock.ok()) held.emplace(std::move(*lock));
-                            std::make_shared<VolumeHeal>(run, (*records)[i], plans[i], std::move(held))->Start();
-                          }
-                          run->Finished();
+  node.loop.RunBlocking([records, evidence, boot = node.options.boot_id,
+                         options = run->options.evidence] { *evidence = GatherHealEvidence(*records, boot, options); },
+                        [run, records, evidence] {
+                          ProbeReattaches(
+                              run->node.loop, *records, run->node.options.boot_id, std::move(*evidence),
+                              run->options.evidence.probe_wait_ms, [run, records](std::vector<HealPlan> plans) {
+                                for (size_t i = 0; i < records->size(); ++i) {
+                                  auto lock = run->node.volumes.Lock((*records)[i].volume_id);
+                                  std::optional<VolumeOpLock> held;
+                                  if (lock.ok()) held.emplace(std::move(*lock));
+                                  std::make_shared<VolumeHeal>(run, (*records)[i], plans[i], std::move(held))->Start();
+                                }
+                                run->Finished();
+                              });
                         });
-      });
 }
 
 }  // namespace nbdk

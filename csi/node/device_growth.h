@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "csi/node/node_context.h"
 #include "base/status.h"
+#include "csi/node/node_context.h"
 #include "journal/volume_record.h"
 
 namespace nbdk {

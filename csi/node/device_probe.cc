@@ -104,7 +104,8 @@ Result<DeviceSignature> ProbeDeviceSignature(const std::string& device) {
 }
 
 void ProbeDevice(EventLoop& loop, const std::string& device, std::function<void(Result<DeviceSignature>)> done) {
-  RunBlockingResult<DeviceSignature>(loop, [device] { return ProbeDeviceSignature(device); }, std::move(done));
+  RunBlockingResult<DeviceSignature>(
+      loop, [device] { return ProbeDeviceSignature(device); }, std::move(done));
 }
 
 }  // namespace nbdk

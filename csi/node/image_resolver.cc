@@ -62,8 +62,7 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     image.ceph_conf = entry->CephConfOr(r->options.cluster.ceph_conf);
     image.user_id = r->request.user_id;
     image.keyfile = keyfile;
-    image.rados_namespace =
-        r->request.rados_namespace.empty() ? entry->rados_namespace : r->request.rados_namespace;
+    image.rados_namespace = r->request.rados_namespace.empty() ? entry->rados_namespace : r->request.rados_namespace;
     image.pool = r->request.pool;
     image.image = r->request.image_name;
     image.snap = r->request.snapshot;
@@ -79,10 +78,11 @@ void ResolveImage(EventLoop& loop, RadosClients& rados, const ResolveOptions& op
     clients->Get(config, [l, r](Result<std::shared_ptr<RadosCluster>> cluster) {
       if (!cluster.ok()) return r->done(cluster.status());
       auto status = std::make_shared<Status>();
-      l->RunBlocking([r, cluster = *cluster, status] { *status = LookUpInCluster(cluster, *r); }, [r, status] {
-        if (!status->ok()) return r->done(*status);
-        r->done(std::move(r->out));
-      });
+      l->RunBlocking([r, cluster = *cluster, status] { *status = LookUpInCluster(cluster, *r); },
+                     [r, status] {
+                       if (!status->ok()) return r->done(*status);
+                       r->done(std::move(r->out));
+                     });
     });
   });
 }

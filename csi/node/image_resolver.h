@@ -2,13 +2,11 @@
 // reach its cluster - ceph-csi's read side.
 //
 // The cluster comes from config.json (read per request: it is a ConfigMap
-// that may change), or without one from a ceph.conf (LoadClusters). A static volume names its pool and image directly. A
-// dynamic volume's ID carries the cluster ID and the image pool's ID; the
-// image name is the volume context's imageName or, failing that, the omap
-// journal's csi.volume.<uuid> -> csi.imagename (csi-vol-<uuid> when the key
-// is absent), read from the journal pool with librados off the loop.
-// Loop thread only; `done` runs on the loop. The Node's alone: the
-// Controller shares only the ClusterSource (csi/cluster_config.h).
+// that may change), or without one from a ceph.conf (LoadClusters). A static volume names its pool and image directly.
+// A dynamic volume's ID carries the cluster ID and the image pool's ID; the image name is the volume context's
+// imageName or, failing that, the omap journal's csi.volume.<uuid> -> csi.imagename (csi-vol-<uuid> when the key is
+// absent), read from the journal pool with librados off the loop. Loop thread only; `done` runs on the loop. The Node's
+// alone: the Controller shares only the ClusterSource (csi/cluster_config.h).
 #pragma once
 
 #include <functional>

@@ -133,7 +133,8 @@ class LuksOpen : public std::enable_shared_from_this<LuksOpen> {
     auto self = shared_from_this();
     node_.host.OpenLuks(device_, mapper_, key_.passphrase, [self](Status s) {
       if (!s.ok()) return self->done_(s.WithContext("open " + self->mapper_));
-      NBDK_LOG_INFO("luks_opened", {{"volume", self->volume_id_}, {"mapper", self->mapper_}, {"device", self->device_}});
+      NBDK_LOG_INFO("luks_opened",
+                    {{"volume", self->volume_id_}, {"mapper", self->mapper_}, {"device", self->device_}});
       self->done_(self->mapper_);
     });
   }

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "base/event_loop.h"
+#include "ceph/rados_clients.h"
 #include "csi/node/image_resolver.h"
 #include "csi/node/node_env.h"
 #include "csi/node/staged_volumes.h"
 #include "csi/topology.h"
-#include "base/event_loop.h"
 #include "encryption/kms_config.h"
 #include "encryption/luks_volume.h"
-#include "ceph/rados_clients.h"
 #include "netlink/nbd_sysfs.h"
 #include "supervisor/supervisor.h"
 
@@ -30,7 +30,7 @@ struct NodeOptions {
   // ceph-csi's KMS config for encrypted volumes (encryption/kms_config.h).
   std::string kms_config_path = std::string(kKmsConfigPath);
   std::string boot_id;
-  int64_t max_volumes = 0;  // NodeGetInfo; 0: no limit reported
+  int64_t max_volumes = 0;    // NodeGetInfo; 0: no limit reported
   TopologySegments topology;  // NodeGetInfo's accessible_topology; empty: none
 };
 

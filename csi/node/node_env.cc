@@ -13,15 +13,18 @@ void SystemNodeEnv::WriteKeyFile(const std::string& dir, const std::string& volu
 }
 
 void SystemNodeEnv::RemoveKeyFile(const std::string& path, StatusCallback done) {
-  RunBlockingStatus(loop_, [path] { return nbdk::RemoveKeyFile(path); }, std::move(done));
+  RunBlockingStatus(
+      loop_, [path] { return nbdk::RemoveKeyFile(path); }, std::move(done));
 }
 
 void SystemNodeEnv::WriteStash(const std::string& staging_path, const ImageMetaStash& stash, StatusCallback done) {
-  RunBlockingStatus(loop_, [staging_path, stash] { return nbdk::WriteStash(staging_path, stash); }, std::move(done));
+  RunBlockingStatus(
+      loop_, [staging_path, stash] { return nbdk::WriteStash(staging_path, stash); }, std::move(done));
 }
 
 void SystemNodeEnv::RemoveStash(const std::string& staging_path, StatusCallback done) {
-  RunBlockingStatus(loop_, [staging_path] { return nbdk::RemoveStash(staging_path); }, std::move(done));
+  RunBlockingStatus(
+      loop_, [staging_path] { return nbdk::RemoveStash(staging_path); }, std::move(done));
 }
 
 void SystemNodeEnv::CreateMountPoint(const PathRoots& roots, const std::string& path, bool block,
@@ -33,8 +36,8 @@ void SystemNodeEnv::CreateMountPoint(const PathRoots& roots, const std::string& 
 
 void SystemNodeEnv::RemoveMountPoint(const PathRoots& roots, const std::string& path, const std::string& field,
                                      StatusCallback done) {
-  RunBlockingStatus(loop_, [roots, path, field] { return RemoveCreatedMountPoint(roots, path, field); },
-                    std::move(done));
+  RunBlockingStatus(
+      loop_, [roots, path, field] { return RemoveCreatedMountPoint(roots, path, field); }, std::move(done));
 }
 
 void SystemNodeEnv::ProbeDevice(const std::string& device, ResultCallback<DeviceSignature> done) {
@@ -87,15 +90,18 @@ void SystemNodeEnv::OpenLuks(const std::string& device, const std::string& mappe
 }
 
 void SystemNodeEnv::CloseLuks(const std::string& mapper, StatusCallback done) {
-  RunBlockingStatus(loop_, [mapper] { return nbdk::CloseLuks(mapper); }, std::move(done));
+  RunBlockingStatus(
+      loop_, [mapper] { return nbdk::CloseLuks(mapper); }, std::move(done));
 }
 
 void SystemNodeEnv::ResizeLuks(const std::string& mapper, StatusCallback done) {
-  RunBlockingStatus(loop_, [mapper] { return nbdk::ResizeLuks(mapper); }, std::move(done));
+  RunBlockingStatus(
+      loop_, [mapper] { return nbdk::ResizeLuks(mapper); }, std::move(done));
 }
 
 void SystemNodeEnv::LuksBacking(const std::string& mapper, ResultCallback<std::string> done) {
-  RunBlockingResult<std::string>(loop_, [mapper] { return ActiveLuksBacking(mapper); }, std::move(done));
+  RunBlockingResult<std::string>(
+      loop_, [mapper] { return ActiveLuksBacking(mapper); }, std::move(done));
 }
 
 }  // namespace nbdk

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "csi/node/confined_path.h"
-#include "csi/node/filesystem.h"
-#include "csi/node/stash.h"
 #include "base/command.h"
 #include "base/event_loop.h"
 #include "base/status.h"
+#include "csi/node/confined_path.h"
+#include "csi/node/filesystem.h"
+#include "csi/node/stash.h"
 #include "encryption/volume_passphrase.h"
 
 namespace nbdk {
@@ -62,8 +62,7 @@ class NodeEnv {
   // FailedPrecondition naming the mounts, holders or openers of `device`
   // (host/device_users.h).
   virtual void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path,
-                                 const std::string& sysfs_root, const std::string& proc_root,
-                                 StatusCallback done) = 0;
+                                 const std::string& sysfs_root, const std::string& proc_root, StatusCallback done) = 0;
   // A volume's LUKS container (encryption/luks_volume.h). The passphrase
   // is shared, not copied, and outlives the call.
   virtual void FormatLuks(const std::string& device, std::shared_ptr<const SecretBytes> passphrase,
@@ -94,8 +93,8 @@ class SystemNodeEnv : public NodeEnv {
                       StatusCallback done) override;
   void Mount(const std::string& fs_type, const std::string& device, const std::string& target,
              std::vector<std::string> options, StatusCallback done) override;
-  void BindMount(const std::string& source, const std::string& target, bool read_only,
-                 std::vector<std::string> options, StatusCallback done) override;
+  void BindMount(const std::string& source, const std::string& target, bool read_only, std::vector<std::string> options,
+                 StatusCallback done) override;
   void Unmount(const std::string& target, StatusCallback done) override;
   void CheckDeviceUnused(const std::string& device, const std::string& mountinfo_path, const std::string& sysfs_root,
                          const std::string& proc_root, StatusCallback done) override;

@@ -2,14 +2,14 @@
 
 #include <cctype>
 
+#include "base/quote_field.h"
+#include "base/text_rules.h"
+#include "ceph/image_spec.h"
 #include "csi/encryption_options.h"
 #include "csi/map_options.h"
 #include "csi/mkfs_options.h"
-#include "base/quote_field.h"
-#include "base/text_rules.h"
 #include "csi/request_secrets.h"
 #include "csi/storage_class_keys.h"
-#include "ceph/image_spec.h"
 
 namespace nbdk {
 namespace {

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "csi/proto/csi.pb.h"
 #include "csi/volume_capability.h"
-#include "base/status.h"
 #include "encryption/volume_passphrase.h"
 #include "journal/volume_id.h"
 
@@ -82,14 +82,15 @@ struct StageRequest {
   // From decoded_id for a dynamic volume (the volume context's clusterID is
   // ignored then, as ceph-csi does), from the volume context for a static one.
   std::string cluster_id;
-  std::string pool;             // volume context; "" when absent (dynamic: resolve the pool ID)
-  std::string image_name;       // static: volume_id (or imageName, see imageSnapshot); dynamic: imageName, or "" (look up the journal)
-  std::string snapshot;         // imageSnapshot; "": the image itself
-  std::string journal_pool;     // "" means the image pool
-  std::string rados_namespace;  // "" means: take it from the cluster config
-  std::vector<std::string> map_options;    // rbd-nbd arguments, e.g. "--try-netlink"
-  std::string unmap_options_csv;           // the nbd unmapOptions text, for the stash
-  std::vector<std::string> mkfs_options;   // a first stage's mkfs options (MkfsOptions); empty for block
+  std::string pool;          // volume context; "" when absent (dynamic: resolve the pool ID)
+  std::string image_name;    // static: volume_id (or imageName, see imageSnapshot); dynamic: imageName, or "" (look up
+                             // the journal)
+  std::string snapshot;      // imageSnapshot; "": the image itself
+  std::string journal_pool;  // "" means the image pool
+  std::string rados_namespace;                // "" means: take it from the cluster config
+  std::vector<std::string> map_options;       // rbd-nbd arguments, e.g. "--try-netlink"
+  std::string unmap_options_csv;              // the nbd unmapOptions text, for the stash
+  std::vector<std::string> mkfs_options;      // a first stage's mkfs options (MkfsOptions); empty for block
   std::optional<StageEncryption> encryption;  // nullopt: not encrypted
 };
 Result<StageRequest> ParseStageRequest(const csi::v1::NodeStageVolumeRequest& request);
@@ -125,10 +126,10 @@ Result<VolumeStatsRequest> ParseVolumeStatsRequest(const csi::v1::NodeGetVolumeS
 struct ExpandRequest {
   std::string volume_id;
   std::string volume_path;
-  std::string staging_target_path;                // optional: "" when the CO sent none
+  std::string staging_target_path;                 // optional: "" when the CO sent none
   std::optional<VolumeCapabilitySpec> capability;  // optional in the spec
-  int64_t required_bytes = 0;                     // 0: not set
-  int64_t limit_bytes = 0;                        // 0: not set
+  int64_t required_bytes = 0;                      // 0: not set
+  int64_t limit_bytes = 0;                         // 0: not set
 };
 Result<ExpandRequest> ParseExpandRequest(const csi::v1::NodeExpandVolumeRequest& request);
 

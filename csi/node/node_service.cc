@@ -31,7 +31,8 @@ auto VolumeLock(NodeContext& node) {
 
 }  // namespace
 
-NodeService::NodeService(RpcEnv env, NodeContext& node) : SelfParsingService(env, "csi.v1.Node"), env_(env), node_(node) {
+NodeService::NodeService(RpcEnv env, NodeContext& node)
+    : SelfParsingService(env, "csi.v1.Node"), env_(env), node_(node) {
   ParseItself("NodeStageVolume", &NodeService::NodeStageVolume);
   ParseItself("NodeUnstageVolume", &NodeService::NodeUnstageVolume);
   ParseItself("NodePublishVolume", &NodeService::NodePublishVolume);
@@ -45,41 +46,37 @@ NodeService::NodeService(RpcEnv env, NodeContext& node) : SelfParsingService(env
 grpc::ServerUnaryReactor* NodeService::NodeStageVolume(grpc::CallbackServerContext* c,
                                                        const csi::v1::NodeStageVolumeRequest* r,
                                                        csi::v1::NodeStageVolumeResponse*) {
-  return LockedCall<StageRequest>(
-      env_, c, "NodeStageVolume", r, AfterHeal(node_, ParseStageRequest), VolumeLock(node_),
-      [this](StageRequest req, VolumeOpLock lock, RpcDone done) {
-        StageVolume(node_, std::move(req), std::move(lock), done);
-      });
+  return LockedCall<StageRequest>(env_, c, "NodeStageVolume", r, AfterHeal(node_, ParseStageRequest), VolumeLock(node_),
+                                  [this](StageRequest req, VolumeOpLock lock, RpcDone done) {
+                                    StageVolume(node_, std::move(req), std::move(lock), done);
+                                  });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeUnstageVolume(grpc::CallbackServerContext* c,
                                                          const csi::v1::NodeUnstageVolumeRequest* r,
                                                          csi::v1::NodeUnstageVolumeResponse*) {
-  return LockedCall<UnstageRequest>(
-      env_, c, "NodeUnstageVolume", r, AfterHeal(node_, ParseUnstageRequest), VolumeLock(node_),
-      [this](UnstageRequest req, VolumeOpLock lock, RpcDone done) {
-        UnstageVolume(node_, std::move(req), std::move(lock), done);
-      });
+  return LockedCall<UnstageRequest>(env_, c, "NodeUnstageVolume", r, AfterHeal(node_, ParseUnstageRequest),
+                                    VolumeLock(node_), [this](UnstageRequest req, VolumeOpLock lock, RpcDone done) {
+                                      UnstageVolume(node_, std::move(req), std::move(lock), done);
+                                    });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodePublishVolume(grpc::CallbackServerContext* c,
                                                          const csi::v1::NodePublishVolumeRequest* r,
                                                          csi::v1::NodePublishVolumeResponse*) {
-  return LockedCall<PublishRequest>(
-      env_, c, "NodePublishVolume", r, AfterHeal(node_, ParsePublishRequest), VolumeLock(node_),
-      [this](PublishRequest req, VolumeOpLock lock, RpcDone done) {
-        PublishVolume(node_, std::move(req), std::move(lock), done);
-      });
+  return LockedCall<PublishRequest>(env_, c, "NodePublishVolume", r, AfterHeal(node_, ParsePublishRequest),
+                                    VolumeLock(node_), [this](PublishRequest req, VolumeOpLock lock, RpcDone done) {
+                                      PublishVolume(node_, std::move(req), std::move(lock), done);
+                                    });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeUnpublishVolume(grpc::CallbackServerContext* c,
                                                            const csi::v1::NodeUnpublishVolumeRequest* r,
                                                            csi::v1::NodeUnpublishVolumeResponse*) {
-  return LockedCall<UnpublishRequest>(
-      env_, c, "NodeUnpublishVolume", r, AfterHeal(node_, ParseUnpublishRequest), VolumeLock(node_),
-      [this](UnpublishRequest req, VolumeOpLock lock, RpcDone done) {
-        UnpublishVolume(node_, std::move(req), std::move(lock), done);
-      });
+  return LockedCall<UnpublishRequest>(env_, c, "NodeUnpublishVolume", r, AfterHeal(node_, ParseUnpublishRequest),
+                                      VolumeLock(node_), [this](UnpublishRequest req, VolumeOpLock lock, RpcDone done) {
+                                        UnpublishVolume(node_, std::move(req), std::move(lock), done);
+                                      });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeGetVolumeStats(grpc::CallbackServerContext* c,
@@ -97,11 +94,11 @@ grpc::ServerUnaryReactor* NodeService::NodeGetVolumeStats(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* NodeService::NodeExpandVolume(grpc::CallbackServerContext* c,
                                                         const csi::v1::NodeExpandVolumeRequest* r,
                                                         csi::v1::NodeExpandVolumeResponse* response) {
-  return LockedCall<ExpandRequest>(
-      env_, c, "NodeExpandVolume", r, AfterHeal(node_, ParseExpandRequest), VolumeLock(node_),
-      [this, response](ExpandRequest req, VolumeOpLock lock, RpcDone done) {
-        ExpandVolume(node_, std::move(req), std::move(lock), response, done);
-      });
+  return LockedCall<ExpandRequest>(env_, c, "NodeExpandVolume", r, AfterHeal(node_, ParseExpandRequest),
+                                   VolumeLock(node_),
+                                   [this, response](ExpandRequest req, VolumeOpLock lock, RpcDone done) {
+                                     ExpandVolume(node_, std::move(req), std::move(lock), response, done);
+                                   });
 }
 
 grpc::ServerUnaryReactor* NodeService::NodeGetCapabilities(grpc::CallbackServerContext* c,

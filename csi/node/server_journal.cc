@@ -37,7 +37,7 @@ void ServerJournal::Record(const std::string& volume_id) {
   if (!lock.ok()) return RetryLater(volume_id, lock_busy_, lock_retry_, kLockRetryMs);
   auto held = std::make_shared<VolumeOpLock>(std::move(*lock));
   node_.volumes.Put(updated, [this, alive = alive_, held, volume_id, pid = updated.rbd_nbd_pid,
-                               retry_ms = write_retry_ms_](Status s) {
+                              retry_ms = write_retry_ms_](Status s) {
     if (s.ok()) return;
     NBDK_LOG_ERROR("server_journal_failed",
                    {{"volume", volume_id}, {"pid", pid}, {"error", s.ToString()}, {"retry_in_ms", retry_ms}});

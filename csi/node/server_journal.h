@@ -26,8 +26,8 @@
 #include <set>
 #include <string>
 
-#include "csi/node/node_context.h"
 #include "base/uv_handle.h"
+#include "csi/node/node_context.h"
 
 namespace nbdk {
 

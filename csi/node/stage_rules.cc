@@ -20,8 +20,7 @@ Status CheckRestage(const VolumeRecord& r, const StageRequest& req) {
     return Status::AlreadyExists("volume " + req.volume_id + " is already staged at " + r.staging_path);
   }
   if (r.snap != req.snapshot || (!req.image_name.empty() && r.image != req.image_name)) {
-    return Status::AlreadyExists("volume " + req.volume_id + " is already staged for image " +
-                                 RecordedImage(r).Spec());
+    return Status::AlreadyExists("volume " + req.volume_id + " is already staged for image " + RecordedImage(r).Spec());
   }
   if (r.block != req.capability.block || r.fs_type != req.capability.fs_type ||
       r.read_only != req.capability.read_only) {

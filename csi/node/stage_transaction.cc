@@ -4,14 +4,14 @@
 #include <optional>
 #include <vector>
 
+#include "base/log.h"
+#include "base/quote_field.h"
+#include "csi/mount_flags.h"
 #include "csi/node/confined_path.h"
 #include "csi/node/luks_stage.h"
-#include "csi/mount_flags.h"
 #include "csi/node/stage_leftovers.h"
 #include "csi/node/stage_rules.h"
 #include "csi/topology.h"
-#include "base/log.h"
-#include "base/quote_field.h"
 
 namespace nbdk {
 namespace {
@@ -182,7 +182,8 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
     m.multi_node = req_.capability.multi_node;
     // A stage repeated after a reboot or a failed attempt: that earlier
     // rbd-nbd's watch, if it outlived it, is this volume's own.
-    if (const VolumeRecord* earlier = node_.volumes.Find(req_.volume_id); earlier && RecordedImage(*earlier).Spec() == m.image.Spec()) {
+    if (const VolumeRecord* earlier = node_.volumes.Find(req_.volume_id);
+        earlier && RecordedImage(*earlier).Spec() == m.image.Spec()) {
       m.own_clients = earlier->rbd_clients;
     }
     auto self = shared_from_this();
@@ -274,8 +275,9 @@ class StageTransaction : public std::enable_shared_from_this<StageTransaction> {
       if (!s.ok()) return self->Fail(s.WithContext("node journal"));
       self->node_.host.WriteStash(self->req_.staging_target_path, self->StashContent(), [self](Status) {
         // The stash already names the image; the device is a convenience.
-        NBDK_LOG_INFO("volume_staged", {{"volume", self->req_.volume_id}, {"device", self->device_},
-                                        {"image", self->resolved_.image.Spec()}});
+        NBDK_LOG_INFO(
+            "volume_staged",
+            {{"volume", self->req_.volume_id}, {"device", self->device_}, {"image", self->resolved_.image.Spec()}});
         self->Finish(Status::Ok());
       });
     });

@@ -58,8 +58,8 @@ const QuarantinedFile* StagedVolumes::FindQuarantined(const std::string& volume_
   NBDK_CHECK_LOOP_THREAD(loop_);
   Result<std::string> file = RecordFileName(volume_id);
   if (!file.ok()) return nullptr;
-  auto it = std::find_if(quarantined_.begin(), quarantined_.end(),
-                         [&](const QuarantinedFile& q) { return q.file == *file; });
+  auto it =
+      std::find_if(quarantined_.begin(), quarantined_.end(), [&](const QuarantinedFile& q) { return q.file == *file; });
   return it == quarantined_.end() ? nullptr : &*it;
 }
 

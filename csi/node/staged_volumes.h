@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "csi/op_locks.h"
 #include "base/event_loop.h"
 #include "base/status.h"
+#include "csi/op_locks.h"
 #include "journal/node_journal.h"
 
 namespace nbdk {

@@ -9,8 +9,8 @@
 #include <cerrno>
 
 #include "base/durable_file.h"
-#include "base/regular_file.h"
 #include "base/json_writer.h"
+#include "base/regular_file.h"
 
 namespace nbdk {
 namespace {

@@ -25,20 +25,20 @@ namespace nbdk {
 inline constexpr char kStashFileName[] = "image-meta.json";
 
 struct ImageMetaStash {
-  int version = 3;               // "Version"; ceph-csi writes 3 and never checks it
-  std::string pool;              // "pool"; required
-  std::string rados_namespace;   // "radosNamespace"
-  std::string image;             // "image"; required
-  std::string unmap_options;     // "unmapOptions": the nbd part, comma-separated, as in the volume context
-  bool nbd_access = true;        // "accessType": true when mapped with rbd-nbd
-  bool encrypted = false;        // "encrypted"
-  std::string device;            // "device": "/dev/nbd0"; "" until the image is mapped
-  std::string log_dir;           // "logDir": ceph-csi's rbd-nbd log directory
-  std::string log_file_strategy; // "logFileStrategy"
+  int version = 3;                // "Version"; ceph-csi writes 3 and never checks it
+  std::string pool;               // "pool"; required
+  std::string rados_namespace;    // "radosNamespace"
+  std::string image;              // "image"; required
+  std::string unmap_options;      // "unmapOptions": the nbd part, comma-separated, as in the volume context
+  bool nbd_access = true;         // "accessType": true when mapped with rbd-nbd
+  bool encrypted = false;         // "encrypted"
+  std::string device;             // "device": "/dev/nbd0"; "" until the image is mapped
+  std::string log_dir;            // "logDir": ceph-csi's rbd-nbd log directory
+  std::string log_file_strategy;  // "logFileStrategy"
   // nbdkeeper's additions; "" in a file ceph-csi wrote.
-  std::string cluster_id;        // "clusterID": also known for static volumes
-  std::string cookie;            // "cookie": the rbd-nbd --cookie, to check that
-                                 // `device` still belongs to this volume
+  std::string cluster_id;  // "clusterID": also known for static volumes
+  std::string cookie;      // "cookie": the rbd-nbd --cookie, to check that
+                           // `device` still belongs to this volume
 
   bool operator==(const ImageMetaStash&) const = default;
 };

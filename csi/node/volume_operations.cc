@@ -6,13 +6,13 @@
 #include <cerrno>
 #include <memory>
 
-#include "csi/node/device_growth.h"
-#include "csi/node/filesystem.h"
-#include "csi/key_file.h"
-#include "csi/node/stash.h"
-#include "netlink/nbd_resize.h"
 #include "base/log.h"
 #include "base/quote_field.h"
+#include "csi/key_file.h"
+#include "csi/node/device_growth.h"
+#include "csi/node/filesystem.h"
+#include "csi/node/stash.h"
+#include "netlink/nbd_resize.h"
 
 namespace nbdk {
 namespace {
@@ -33,8 +33,8 @@ Status CheckVolumePath(const VolumeRecord& r, const std::string& path) {
 // mapper (the device less the LUKS header).
 void VolumeBytes(NodeContext& node, const VolumeRecord& record, std::function<void(Result<uint64_t>)> done) {
   if (record.luks_mapper.empty()) return node.supervisor.DeviceBytes(record.volume_id, std::move(done));
-  RunBlockingResult<uint64_t>(node.loop, [device = StagedDevice(record)] { return BlockDeviceBytes(device); },
-                              std::move(done));
+  RunBlockingResult<uint64_t>(
+      node.loop, [device = StagedDevice(record)] { return BlockDeviceBytes(device); }, std::move(done));
 }
 
 }  // namespace
@@ -74,13 +74,15 @@ void FillVolumeCondition(const Supervisor& supervisor, const VolumeRecord& recor
       return;
     case MappingState::kFenced:
       out->set_abnormal(true);
-      out->set_message("rbd-nbd for " + snap->device + " died and another client holds the image now: not "
-                       "re-attached (unstage the volume): " + snap->reason);
+      out->set_message("rbd-nbd for " + snap->device +
+                       " died and another client holds the image now: not "
+                       "re-attached (unstage the volume): " +
+                       snap->reason);
       return;
     case MappingState::kExpired:
       out->set_abnormal(true);
-      out->set_message("rbd-nbd for " + snap->device + " expired (the kernel's reattach window passed); IO fails: " +
-                       snap->reason);
+      out->set_message("rbd-nbd for " + snap->device +
+                       " expired (the kernel's reattach window passed); IO fails: " + snap->reason);
       return;
     default:
       out->set_abnormal(true);
@@ -166,9 +168,8 @@ void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,
                        StagedMountPoint(record.staging_path, record.volume_id), report_size);
       };
       if (record.luks_mapper.empty()) return grow(Status::Ok());
-      n->host.ResizeLuks(record.luks_mapper, [record, grow](Status s) {
-        grow(s.WithContext("resize " + record.luks_mapper));
-      });
+      n->host.ResizeLuks(record.luks_mapper,
+                         [record, grow](Status s) { grow(s.WithContext("resize " + record.luks_mapper)); });
     };
     if (required > 0 && *size >= static_cast<uint64_t>(required)) return grow_filesystem();
     GrowDeviceToImage(*n, record, [record, required, report_size, grow_filesystem](Result<DeviceGrowth> growth) {

@@ -39,8 +39,7 @@ namespace nbdk {
 
 void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock, std::function<void(Status)> done);
 void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock, std::function<void(Status)> done);
-void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
-                     std::function<void(Status)> done);
+void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock, std::function<void(Status)> done);
 void VolumeStats(NodeContext& node, VolumeStatsRequest request, csi::v1::NodeGetVolumeStatsResponse* response,
                  std::function<void(Status)> done);
 void ExpandVolume(NodeContext& node, ExpandRequest request, VolumeOpLock lock,

@@ -12,8 +12,9 @@ constexpr const char* kTargetField = "target_path";
 
 VolumeRecord Without(VolumeRecord record, const std::string& target) {
   auto& targets = record.published_targets;
-  targets.erase(std::remove_if(targets.begin(), targets.end(), [&](const PublishedTarget& t) { return t.path == target; }),
-                targets.end());
+  targets.erase(
+      std::remove_if(targets.begin(), targets.end(), [&](const PublishedTarget& t) { return t.path == target; }),
+      targets.end());
   return record;
 }
 
@@ -25,7 +26,8 @@ void AbandonPublish(NodeContext& node, const VolumeRecord& before, const Publish
   node.volumes.Put(before, [n, target, error, held, done](Status s) {
     if (!s.ok()) return done(error);  // the target stays journaled: unpublish cleans it up
     if (!target.created) return done(error);
-    n->host.RemoveMountPoint(n->options.path_roots, target.path, kTargetField, [error, held, done](Status) { done(error); });
+    n->host.RemoveMountPoint(n->options.path_roots, target.path, kTargetField,
+                             [error, held, done](Status) { done(error); });
   });
 }
 
@@ -34,25 +36,26 @@ void BindAtNewTarget(NodeContext& node, const PublishRequest& request, const Vol
                      const std::string& source, bool single_writer, const std::shared_ptr<VolumeOpLock>& held,
                      const std::function<void(Status)>& done) {
   NodeContext* n = &node;
-  node.host.CreateMountPoint(
-      node.options.path_roots, request.target_path, before.block, kTargetField,
-      [n, request, before, source, single_writer, held, done](Result<bool> created) {
-        if (!created.ok()) return done(created.status());
-        PublishedTarget target{request.target_path, request.read_only, *created, request.capability.mount_options,
-                               single_writer};
-        VolumeRecord after = before;
-        after.published_targets.push_back(target);
-        // Journaled before the mount: a crash in between leaves an entry that
-        // unpublish cleans up, never a mount nobody knows about.
-        n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
-          if (!s.ok()) return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
-          n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
-                            [n, before, target, held, done](Status s) {
-                              if (!s.ok()) return AbandonPublish(*n, before, target, s, held, done);
-                              done(Status::Ok());
-                            });
-        });
-      });
+  node.host.CreateMountPoint(node.options.path_roots, request.target_path, before.block, kTargetField,
+                             [n, request, before, source, single_writer, held, done](Result<bool> created) {
+                               if (!created.ok()) return done(created.status());
+                               PublishedTarget target{request.target_path, request.read_only, *created,
+                                                      request.capability.mount_options, single_writer};
+                               VolumeRecord after = before;
+                               after.published_targets.push_back(target);
+                               // Journaled before the mount: a crash in between leaves an entry that
+                               // unpublish cleans up, never a mount nobody knows about.
+                               n->volumes.Put(after, [n, request, before, target, source, held, done](Status s) {
+                                 if (!s.ok())
+                                   return AbandonPublish(*n, before, target, s.WithContext("node journal"), held, done);
+                                 n->host.BindMount(source, target.path, target.read_only, target.mount_flags,
+                                                   [n, before, target, held, done](Status s) {
+                                                     if (!s.ok())
+                                                       return AbandonPublish(*n, before, target, s, held, done);
+                                                     done(Status::Ok());
+                                                   });
+                               });
+                             });
 }
 
 }  // namespace
@@ -95,19 +98,19 @@ void PublishVolume(NodeContext& node, PublishRequest request, VolumeOpLock lock,
   NodeContext* n = &node;
   // The device under what is bound must still be the volume's: a fenced or
   // expired one was released, and its index may serve another volume.
-  node.supervisor.CheckDevice(request.volume_id, [n, request, before, source, single_writer, held,
-                                                  done](Result<std::string> device) {
-    if (!device.ok()) return done(device.status().WithContext("volume " + request.volume_id + " cannot be published"));
-    if (*device != before.nbd_device) {
-      return done(Status::FailedPrecondition("volume " + request.volume_id + " was staged on " + before.nbd_device +
-                                             " but is mapped on " + *device));
-    }
-    BindAtNewTarget(*n, request, before, source, single_writer, held, done);
-  });
+  node.supervisor.CheckDevice(
+      request.volume_id, [n, request, before, source, single_writer, held, done](Result<std::string> device) {
+        if (!device.ok())
+          return done(device.status().WithContext("volume " + request.volume_id + " cannot be published"));
+        if (*device != before.nbd_device) {
+          return done(Status::FailedPrecondition("volume " + request.volume_id + " was staged on " + before.nbd_device +
+                                                 " but is mapped on " + *device));
+        }
+        BindAtNewTarget(*n, request, before, source, single_writer, held, done);
+      });
 }
 
-void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock,
-                     std::function<void(Status)> done) {
+void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock lock, std::function<void(Status)> done) {
   NBDK_CHECK_LOOP_THREAD(node.loop);
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) return done(Status::Ok());
@@ -124,8 +127,7 @@ void UnpublishVolume(NodeContext& node, UnpublishRequest request, VolumeOpLock l
     n->volumes.Put(after, [held, done](Status s) { done(s.WithContext("node journal")); });
   };
   RunBlockingResult<PathKind>(
-      node.loop,
-      [roots = node.options.path_roots, t = target.path] { return InspectBeneath(roots, t, kTargetField); },
+      node.loop, [roots = node.options.path_roots, t = target.path] { return InspectBeneath(roots, t, kTargetField); },
       [n, target, forget](Result<PathKind> kind) {
         if (!kind.ok()) return forget(kind.status());
         if (*kind == PathKind::kMissing) return forget(Status::Ok());

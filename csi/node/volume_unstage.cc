@@ -36,7 +36,8 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
     image_lock_.emplace(std::move(image_lock).value());
     auto self = shared_from_this();
     RunBlockingResult<PathKind>(
-        node_.loop, [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kStagingField); },
+        node_.loop,
+        [roots = node_.options.path_roots, mp = mount_point_] { return InspectBeneath(roots, mp, kStagingField); },
         [self](Result<PathKind> kind) {
           if (!kind.ok()) return self->done_(kind.status());
           if (*kind == PathKind::kMissing) return self->CheckDevice();
@@ -84,15 +85,15 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   // The mapper is closed: nothing of ours holds the device any more.
   void Unmap() {
     auto self = shared_from_this();
-    node_.host.CheckDeviceUnused(
-        record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root, node_.options.proc_root,
-        [self](Status s) {
-          if (!s.ok()) return self->done_(s);
-          self->node_.supervisor.Unmap(self->record_.volume_id, [self](Status s) {
-            if (!s.ok()) return self->done_(s.WithContext("unmap " + self->record_.nbd_device));
-            self->ForgetVolume();
-          });
-        });
+    node_.host.CheckDeviceUnused(record_.nbd_device, node_.options.mountinfo_path, node_.options.sysfs_root,
+                                 node_.options.proc_root, [self](Status s) {
+                                   if (!s.ok()) return self->done_(s);
+                                   self->node_.supervisor.Unmap(self->record_.volume_id, [self](Status s) {
+                                     if (!s.ok())
+                                       return self->done_(s.WithContext("unmap " + self->record_.nbd_device));
+                                     self->ForgetVolume();
+                                   });
+                                 });
   }
 
   void ForgetVolume() {

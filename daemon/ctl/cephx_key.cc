@@ -39,7 +39,8 @@ Result<std::string> CephxKeyFrom(const std::string& text, const std::string& use
     if (key.ok()) return key;
     return Status::InvalidArgument("the key of client." + user_id + " is not base64");
   }
-  return Status::NotFound("no key for client." + user_id + " (neither a bare key nor a keyring section " + wanted + ")");
+  return Status::NotFound("no key for client." + user_id + " (neither a bare key nor a keyring section " + wanted +
+                          ")");
 }
 
 namespace {

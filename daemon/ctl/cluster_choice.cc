@@ -5,9 +5,7 @@
 namespace nbdk::ctl {
 namespace {
 
-ChosenCluster From(const ClusterEntry& e) {
-  return {e.cluster_id, e.name.empty() ? "ceph" : e.name, e.ceph_conf};
-}
+ChosenCluster From(const ClusterEntry& e) { return {e.cluster_id, e.name.empty() ? "ceph" : e.name, e.ceph_conf}; }
 
 std::string Available(const ClusterConfig& clusters) {
   std::string out;

@@ -104,73 +104,103 @@ Status SetFormat(const std::string& v, CtlCommand* c) {
 
 const OptionRule kOptions[] = {
     {"--config", "", "FILE", kAll,
-     [](const std::string& v, CtlCommand* c) { c->global.config_file = v; return Status::Ok(); },
-     "the daemon's config file (endpoints, clusters and state dir from it); default /etc/nbdkeeper/config.json if it exists"},
+     [](const std::string& v, CtlCommand* c) {
+       c->global.config_file = v;
+       return Status::Ok();
+     },
+     "the daemon's config file (endpoints, clusters and state dir from it); default /etc/nbdkeeper/config.json if it "
+     "exists"},
     {"--csi-endpoint", "", "URL", kAll,
-     [](const std::string& v, CtlCommand* c) { c->global.csi_endpoint = v; return Status::Ok(); },
+     [](const std::string& v, CtlCommand* c) {
+       c->global.csi_endpoint = v;
+       return Status::Ok();
+     },
      "the daemon's CSI socket; default: the config file's, else unix:///run/nbdkeeper/csi.sock"},
     {"--health", "", "ADDR", kAll,
-     [](const std::string& v, CtlCommand* c) { c->global.health = v; return Status::Ok(); },
+     [](const std::string& v, CtlCommand* c) {
+       c->global.health = v;
+       return Status::Ok();
+     },
      "the daemon's health endpoint; default: the config file's, else 127.0.0.1:9810"},
     {"--persist-file", "", "FILE", kAll,
-     [](const std::string& v, CtlCommand* c) { c->global.persist_file = v; return Status::Ok(); },
+     [](const std::string& v, CtlCommand* c) {
+       c->global.persist_file = v;
+       return Status::Ok();
+     },
      "the volumes file; default /etc/nbdkeeper/volumes.json"},
-    {"--cluster", "", "NAME", kCredentials,
-     SetCluster,
+    {"--cluster", "", "NAME", kCredentials, SetCluster,
      "a cluster ID of ceph-csi's config.json; without one, /etc/ceph/NAME.conf (default ceph)"},
-    {"--id", "", "USER", kCredentials,
-     SetId,
-     "the cephx user, without 'client.' (default admin)"},
+    {"--id", "", "USER", kCredentials, SetId, "the cephx user, without 'client.' (default admin)"},
     {"--keyfile", "", "FILE", kCredentials,
-     [](const std::string& v, CtlCommand* c) { c->map.keyfile = v; return Status::Ok(); },
+     [](const std::string& v, CtlCommand* c) {
+       c->map.keyfile = v;
+       return Status::Ok();
+     },
      "the cephx key or a keyring; default: the keyring librados would read"},
-    {"--fs", "", "ext4|xfs", kMapOnly,
-     SetFs,
-     "the filesystem made on a blank image (default ext4)"},
+    {"--fs", "", "ext4|xfs", kMapOnly, SetFs, "the filesystem made on a blank image (default ext4)"},
     {"--block", "", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { c->map.block = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->map.block = true;
+       return Status::Ok();
+     },
      "the raw block device, no filesystem"},
-    {"--mount", "", "PATH", kMapOnly,
-     SetMount,
-     "publish it there too (a bind mount of the staged volume)"},
+    {"--mount", "", "PATH", kMapOnly, SetMount, "publish it there too (a bind mount of the staged volume)"},
     {"--mount-options", "", "OPTS", kMapOnly,
-     [](const std::string& v, CtlCommand* c) { c->map.mount_options.push_back(v); return Status::Ok(); },
+     [](const std::string& v, CtlCommand* c) {
+       c->map.mount_options.push_back(v);
+       return Status::Ok();
+     },
      "the filesystem's mount options, through the daemon's allow-list"},
-    {"--options", "-o", "OPTS", kMapOnly,
-     AddMapOptions,
+    {"--options", "-o", "OPTS", kMapOnly, AddMapOptions,
      "rbd-nbd's map options, comma-separated, through the daemon's allow-list"},
-    {"--exclusive", "", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { return AddMapOptions("exclusive", c); },
+    {"--exclusive", "", "", kMapOnly, [](const std::string&, CtlCommand* c) { return AddMapOptions("exclusive", c); },
      "rbd-nbd --exclusive: librbd refuses any other writer"},
     {"--ro", "", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->map.read_only = true;
+       return Status::Ok();
+     },
      "mapped and mounted read-only (a snapshot always is)"},
     {"--read-only", "", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { c->map.read_only = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->map.read_only = true;
+       return Status::Ok();
+     },
      "the same as --ro"},
-    {"--size", "", "SIZE", kMapOnly,
-     SetSize,
-     "create the image first, of SIZE (10G, 512M, 1T, bytes)"},
-    {"--encrypt", "", "FILE", kMapOnly,
-     SetEncrypt,
-     "LUKS2 as ceph-csi's, the passphrase the file's bytes (mode 0600; with --size, or an image marked encryptionPrepared)"},
+    {"--size", "", "SIZE", kMapOnly, SetSize, "create the image first, of SIZE (10G, 512M, 1T, bytes)"},
+    {"--encrypt", "", "FILE", kMapOnly, SetEncrypt,
+     "LUKS2 as ceph-csi's, the passphrase the file's bytes (mode 0600; with --size, or an image marked "
+     "encryptionPrepared)"},
     {"--persist", "", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { c->persist = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->persist = true;
+       return Status::Ok();
+     },
      "keep it in the volumes file: mapped again after a reboot (nbdkeeper-volumes.service)"},
     {"--quiet", "-q", "", kMapOnly,
-     [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kQuiet; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->output = CtlOutput::kQuiet;
+       return Status::Ok();
+     },
      "print the device path alone, on a terminal too"},
     {"--json", "", "", kMapOnly | Bit(CtlAction::kList),
-     [](const std::string&, CtlCommand* c) { c->output = CtlOutput::kJson; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->output = CtlOutput::kJson;
+       return Status::Ok();
+     },
      "print a JSON object (list: rbd device list's keys and nbdkeeper's)"},
-    {"--format", "", "json|plain", kMapOnly | Bit(CtlAction::kList),
-     SetFormat,
-     "json: as --json; plain: the text"},
+    {"--format", "", "json|plain", kMapOnly | Bit(CtlAction::kList), SetFormat, "json: as --json; plain: the text"},
     {"--force", "", "", Bit(CtlAction::kUnmap) | Bit(CtlAction::kUnmapAll),
-     [](const std::string&, CtlCommand* c) { c->force = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->force = true;
+       return Status::Ok();
+     },
      "first unmount what else is mounted from its device"},
     {"--persisted", "", "", Bit(CtlAction::kUnmapAll),
-     [](const std::string&, CtlCommand* c) { c->persisted_only = true; return Status::Ok(); },
+     [](const std::string&, CtlCommand* c) {
+       c->persisted_only = true;
+       return Status::Ok();
+     },
      "only the volumes of the volumes file, in its reverse order"},
 };
 
@@ -183,10 +213,10 @@ const OptionRule* RuleFor(std::string_view spelling) {
 
 Result<CtlAction> ActionNamed(const std::string& name) {
   static const std::map<std::string, CtlAction> kActions = {
-      {"map", CtlAction::kMap},       {"unmap", CtlAction::kUnmap},   {"unmap-all", CtlAction::kUnmapAll},
-      {"expand", CtlAction::kExpand}, {"list", CtlAction::kList},     {"status", CtlAction::kList},
-      {"watch", CtlAction::kWatch},   {"logs", CtlAction::kLogs},     {"health", CtlAction::kHealth},
-      {"apply", CtlAction::kApply},   {"help", CtlAction::kHelp},     {"version", CtlAction::kVersion},
+      {"map", CtlAction::kMap},       {"unmap", CtlAction::kUnmap}, {"unmap-all", CtlAction::kUnmapAll},
+      {"expand", CtlAction::kExpand}, {"list", CtlAction::kList},   {"status", CtlAction::kList},
+      {"watch", CtlAction::kWatch},   {"logs", CtlAction::kLogs},   {"health", CtlAction::kHealth},
+      {"apply", CtlAction::kApply},   {"help", CtlAction::kHelp},   {"version", CtlAction::kVersion},
   };
   auto it = kActions.find(name);
   if (it == kActions.end()) {
@@ -227,7 +257,8 @@ Status CheckMapSpec(const MapSpec& m) {
   NBDK_RETURN_IF_ERROR(CheckFsType("fs", m.fs_type));
   NBDK_RETURN_IF_ERROR(CheckMountPath("mount", m.mount));
   NBDK_RETURN_IF_ERROR(CheckMapOptions("options", m.map_options, !m.snap.empty()));
-  if (m.block && !m.mount_options.empty()) return Status::InvalidArgument("mount_options: a block volume has no filesystem");
+  if (m.block && !m.mount_options.empty())
+    return Status::InvalidArgument("mount_options: a block volume has no filesystem");
   if (!m.mount_options.empty()) {
     auto flags = ParseMountFlags(m.mount_options, m.fs_type, "mount_options");
     if (!flags.ok()) return flags.status();
@@ -255,11 +286,24 @@ Result<int64_t> ParseSize(std::string_view text) {
   int shift = 0;
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'K': case 'k': shift = 10; break;
-      case 'M': case 'm': shift = 20; break;
-      case 'G': case 'g': shift = 30; break;
-      case 'T': case 't': shift = 40; break;
-      default: break;
+      case 'K':
+      case 'k':
+        shift = 10;
+        break;
+      case 'M':
+      case 'm':
+        shift = 20;
+        break;
+      case 'G':
+      case 'g':
+        shift = 30;
+        break;
+      case 'T':
+      case 't':
+        shift = 40;
+        break;
+      default:
+        break;
     }
     if (shift != 0) digits.remove_suffix(1);
   }
@@ -355,7 +399,8 @@ std::vector<CtlOptionDoc> CtlOptionDocs() {
   for (const OptionRule& r : kOptions) {
     std::string commands;
     for (const auto& [action, name] : kNames) {
-      if (r.actions != kAll && (r.actions & Bit(action)) != 0) commands += (commands.empty() ? "" : ", ") + std::string(name);
+      if (r.actions != kAll && (r.actions & Bit(action)) != 0)
+        commands += (commands.empty() ? "" : ", ") + std::string(name);
     }
     docs.push_back({r.name, r.alias, r.value, r.help, commands});
   }

@@ -31,12 +31,12 @@ struct MapSpec {
   std::string pool = "rbd";  // rbd's default pool when the spec names none
   std::string rados_namespace;
   std::string image;
-  std::string snap;          // "": the image itself; a snapshot is mapped read-only (ReadOnly)
+  std::string snap;  // "": the image itself; a snapshot is mapped read-only (ReadOnly)
   // --cluster as given: a config.json cluster ID, or a ceph.conf's NAME
   // (daemon/ctl/cluster_choice.h); "": the default.
   std::string cluster;
   std::string user_id = "admin";
-  std::string keyfile;     // "": the keyring librados would read (daemon/ctl/cephx_key.h)
+  std::string keyfile;  // "": the keyring librados would read (daemon/ctl/cephx_key.h)
   std::string fs_type = "ext4";
   bool block = false;
   std::string mount;       // "": no publish (a filesystem stays at its staging mount point)
@@ -66,12 +66,12 @@ enum class CtlOutput { kText, kQuiet, kJson };
 struct CtlCommand {
   CtlAction action = CtlAction::kHelp;
   GlobalOptions global;
-  MapSpec map;             // kMap; for kExpand, cluster, user_id and keyfile
-  bool persist = false;    // kMap --persist
-  bool force = false;      // kUnmap, kUnmapAll --force
-  bool persisted_only = false;  // kUnmapAll --persisted: the volumes file's volumes alone
-  std::string target;      // kUnmap, kExpand, kLogs: image, volume ID, device or mount point
-  int64_t size_bytes = 0;  // kExpand
+  MapSpec map;                          // kMap; for kExpand, cluster, user_id and keyfile
+  bool persist = false;                 // kMap --persist
+  bool force = false;                   // kUnmap, kUnmapAll --force
+  bool persisted_only = false;          // kUnmapAll --persisted: the volumes file's volumes alone
+  std::string target;                   // kUnmap, kExpand, kLogs: image, volume ID, device or mount point
+  int64_t size_bytes = 0;               // kExpand
   CtlOutput output = CtlOutput::kText;  // kMap, kList (--json, --format json, --quiet)
 };
 
@@ -104,7 +104,7 @@ struct CtlOptionDoc {
   std::string_view alias;  // "-o", or ""
   std::string_view value;  // "OPTS"; "": a switch
   std::string_view help;
-  std::string commands;    // the commands it applies to ("map, expand"); "": every command
+  std::string commands;  // the commands it applies to ("map, expand"); "": every command
 };
 std::vector<CtlOptionDoc> CtlOptionDocs();
 

@@ -86,9 +86,7 @@ int Expand(MapOperations& ops, const DaemonClient& client, const CtlCommand& c) 
 
 }  // namespace
 
-void PrintError(std::string_view message) {
-  std::fprintf(stderr, "nbdkeeperctl: %s\n", BoundMessage(message).c_str());
-}
+void PrintError(std::string_view message) { std::fprintf(stderr, "nbdkeeperctl: %s\n", BoundMessage(message).c_str()); }
 
 int FailWith(const CtlError& error) {
   PrintError(error.message);
@@ -104,17 +102,27 @@ int RunCtlCommand(const CtlCommand& c) {
   MapOperations ops(*client, *daemon);
   MapContext ctx{ops, *client, *daemon, HostRoots{}};
   switch (c.action) {
-    case CtlAction::kMap: return MapCommand(ctx, c);
-    case CtlAction::kUnmap: return UnmapCommand(ctx, c);
-    case CtlAction::kUnmapAll: return UnmapAllCommand(ctx, c);
-    case CtlAction::kApply: return ApplyCommand(ctx, c);
-    case CtlAction::kExpand: return Expand(ops, *client, c);
-    case CtlAction::kList: return List(*client, c.output);
-    case CtlAction::kWatch: return Watch(*client);
-    case CtlAction::kLogs: return Logs(*client, *daemon, c.target);
-    case CtlAction::kHealth: return Health(*client);
+    case CtlAction::kMap:
+      return MapCommand(ctx, c);
+    case CtlAction::kUnmap:
+      return UnmapCommand(ctx, c);
+    case CtlAction::kUnmapAll:
+      return UnmapAllCommand(ctx, c);
+    case CtlAction::kApply:
+      return ApplyCommand(ctx, c);
+    case CtlAction::kExpand:
+      return Expand(ops, *client, c);
+    case CtlAction::kList:
+      return List(*client, c.output);
+    case CtlAction::kWatch:
+      return Watch(*client);
+    case CtlAction::kLogs:
+      return Logs(*client, *daemon, c.target);
+    case CtlAction::kHealth:
+      return Health(*client);
     case CtlAction::kHelp:
-    case CtlAction::kVersion: break;
+    case CtlAction::kVersion:
+      break;
   }
   return kExitUsage;
 }

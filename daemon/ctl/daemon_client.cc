@@ -96,8 +96,9 @@ Result<DaemonClient> DaemonClient::Open(const Config& daemon, CtlError* error) {
   const std::string& path = daemon.csi_socket_path;
   int err = ConnectUnix(path);
   if (err == EACCES || err == EPERM) {
-    *error = {kExitNoPermission, "no permission on " + path +
-                                     ": run as root, or add your user to the socket's group (nbdkeeperd --socket-group)"};
+    *error = {kExitNoPermission,
+              "no permission on " + path +
+                  ": run as root, or add your user to the socket's group (nbdkeeperd --socket-group)"};
     return Status::FailedPrecondition(error->message);
   }
   if (err != 0) {
@@ -139,11 +140,13 @@ CtlError FromGrpc(const grpc::Status& status, const std::string& what) {
   }
   if (has("already staged on this node")) hint = " - unmap the other volume first";
   switch (status.error_code()) {
-    case grpc::StatusCode::NOT_FOUND: return {kExitNotFound, what + ": " + m};
+    case grpc::StatusCode::NOT_FOUND:
+      return {kExitNotFound, what + ": " + m};
     case grpc::StatusCode::UNAVAILABLE:
       // The daemon answered: it runs, but cannot do this now.
       return {kExitFailed, what + ": " + m + hint};
-    default: return {kExitFailed, what + ": " + m + hint};
+    default:
+      return {kExitFailed, what + ": " + m + hint};
   }
 }
 

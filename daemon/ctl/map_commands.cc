@@ -137,7 +137,8 @@ int UnmapCommand(MapContext& ctx, const CtlCommand& c) {
   if (!UnmapRow(ctx, *v, c.force, &error).ok()) return FailWith(error);
   const std::string& file = c.global.persist_file;
   auto persisted = LoadPersisted(file);
-  if (persisted.ok() && std::erase_if(*persisted, [&](const PersistedVolume& p) { return p.volume_id == v->volume_id; })) {
+  if (persisted.ok() &&
+      std::erase_if(*persisted, [&](const PersistedVolume& p) { return p.volume_id == v->volume_id; })) {
     if (Status s = SavePersisted(file, *persisted); !s.ok()) return FailWith({kExitFailed, s.message()});
   }
   std::printf("%s: unmapped\n", v->Spec().c_str());
@@ -175,7 +176,8 @@ int UnmapAllCommand(MapContext& ctx, const CtlCommand& c) {
     std::printf("%s: unmounted and unmapped %s (%.0f ms)\n", v->Spec().c_str(), v->device.c_str(), MsSince(t0));
     std::fflush(stdout);
   }
-  std::printf("unmapped %zu volume(s) in %.0f ms, %d failed\n", order.size() - static_cast<size_t>(failures), MsSince(start), failures);
+  std::printf("unmapped %zu volume(s) in %.0f ms, %d failed\n", order.size() - static_cast<size_t>(failures),
+              MsSince(start), failures);
   return failures == 0 ? kExitOk : kExitFailed;
 }
 

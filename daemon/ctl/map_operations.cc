@@ -26,7 +26,7 @@ csi::v1::VolumeCapability CapabilityFor(const MapSpec& spec) {
     for (const std::string& o : spec.mount_options) cap.mutable_mount()->add_mount_flags(o);
   }
   cap.mutable_access_mode()->set_mode(spec.ReadOnly() ? AccessMode::SINGLE_NODE_READER_ONLY
-                                                       : AccessMode::SINGLE_NODE_WRITER);
+                                                      : AccessMode::SINGLE_NODE_WRITER);
   return cap;
 }
 
@@ -111,7 +111,8 @@ Result<MappedVolume> MapOperations::Map(const MapSpec& spec, const ChosenCluster
     if (!s.ok()) {
       CtlError e = FromGrpc(s, "create " + spec.Spec());
       // --size makes the image; one it did not make is never taken over.
-      if (s.error_code() == grpc::StatusCode::ALREADY_EXISTS) e.message += " - map it without --size to use it as it is";
+      if (s.error_code() == grpc::StatusCode::ALREADY_EXISTS)
+        e.message += " - map it without --size to use it as it is";
       return Failed(e);
     }
     volume_id = resp.volume().volume_id();
@@ -123,7 +124,7 @@ Result<MappedVolume> MapOperations::Map(const MapSpec& spec, const ChosenCluster
 }
 
 Result<MappedVolume> MapOperations::MapPersisted(const MapSpec& spec, const ChosenCluster& cluster,
-                                                const std::string& volume_id) {
+                                                 const std::string& volume_id) {
   auto key = ReadCephxKey(spec.keyfile, spec.user_id, cluster);
   if (!key.ok()) return Failed({kExitUsage, spec.Spec() + ": " + key.status().message()});
   std::map<std::string, std::string> context = {

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "base/durable_file.h"
-#include "base/quote_field.h"
 #include "base/json_writer.h"
+#include "base/quote_field.h"
 #include "journal/volume_id.h"
 
 namespace nbdk::ctl {

@@ -18,15 +18,19 @@ std::string Str(const rapidjson::Value& v, const char* key) {
 
 std::string Ago(double seconds) {
   char buf[32];
-  if (seconds < 120) std::snprintf(buf, sizeof(buf), "%.0fs ago", seconds);
-  else if (seconds < 7200) std::snprintf(buf, sizeof(buf), "%.0fm ago", seconds / 60);
-  else std::snprintf(buf, sizeof(buf), "%.0fh ago", seconds / 3600);
+  if (seconds < 120)
+    std::snprintf(buf, sizeof(buf), "%.0fs ago", seconds);
+  else if (seconds < 7200)
+    std::snprintf(buf, sizeof(buf), "%.0fm ago", seconds / 60);
+  else
+    std::snprintf(buf, sizeof(buf), "%.0fh ago", seconds / 3600);
   return buf;
 }
 
 const char* Colour(const std::string& state) {
   if (state == "Connected") return "\033[32m";
-  if (state == "Expired" || state == "Fenced" || state == "Unmapped" || state == "StaleBoot" || state == "Failed") return "\033[31m";
+  if (state == "Expired" || state == "Fenced" || state == "Unmapped" || state == "StaleBoot" || state == "Failed")
+    return "\033[31m";
   return "\033[33m";
 }
 
@@ -65,7 +69,8 @@ Result<DaemonStatus> ParseDaemonStatus(std::string_view json) {
     row.link = Str(v, "link");
     row.luks_mapper = Str(v, "luks_mapper");
     if (auto it = v.FindMember("pid"); it != v.MemberEnd() && it->value.IsInt()) row.pid = it->value.GetInt();
-    if (auto it = v.FindMember("restarts"); it != v.MemberEnd() && it->value.IsUint()) row.restarts = it->value.GetUint();
+    if (auto it = v.FindMember("restarts"); it != v.MemberEnd() && it->value.IsUint())
+      row.restarts = it->value.GetUint();
     if (auto it = v.FindMember("seconds_in_state"); it != v.MemberEnd() && it->value.IsNumber()) {
       row.seconds_in_state = it->value.GetDouble();
     }
@@ -103,9 +108,8 @@ std::string RenderTable(const DaemonStatus& status, bool colour) {
     std::string heal = v.restarts > 0 && v.state == "Connected" ? Ago(v.seconds_in_state) : "-";
     std::string device = v.device.empty() ? "-" : v.device;
     if (!v.luks_mapper.empty()) device += " (" + v.luks_mapper + ")";
-    rows.push_back({v.volume_id, v.Spec(), device, v.state,
-                    v.pid > 0 ? std::to_string(v.pid) : "-", std::to_string(v.restarts), heal,
-                    v.MountPoint().empty() ? "-" : v.MountPoint()});
+    rows.push_back({v.volume_id, v.Spec(), device, v.state, v.pid > 0 ? std::to_string(v.pid) : "-",
+                    std::to_string(v.restarts), heal, v.MountPoint().empty() ? "-" : v.MountPoint()});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {

@@ -23,11 +23,11 @@ struct VolumeRow {
   double seconds_in_state = 0;
   std::string staging_path;
   std::vector<std::string> targets;
-  std::string log;            // the daemon's per-volume rbd-nbd log file
-  std::string cgroup_mode;    // "scope", "daemon", "" (no mapping)
-  std::string scope;          // cgroup_mode "scope": the systemd unit
-  std::string link;           // the stable name /dev/nbdkeeper/..., once placed
-  std::string luks_mapper;    // an encrypted volume's open mapper, "luks-rbd-<id>"; "" otherwise
+  std::string log;          // the daemon's per-volume rbd-nbd log file
+  std::string cgroup_mode;  // "scope", "daemon", "" (no mapping)
+  std::string scope;        // cgroup_mode "scope": the systemd unit
+  std::string link;         // the stable name /dev/nbdkeeper/..., once placed
+  std::string luks_mapper;  // an encrypted volume's open mapper, "luks-rbd-<id>"; "" otherwise
   // Where the volume is mounted for use: its first target, else (a
   // filesystem) its staging mount point, else "".
   std::string MountPoint() const;

@@ -1,11 +1,12 @@
 #include "base/child_process.h"
-#include "base/command.h"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <string>
 #include <vector>
+
+#include "base/command.h"
 
 namespace nbdk {
 namespace {
@@ -21,9 +22,7 @@ Result<std::unique_ptr<ChildProcess>> SpawnShell(EventLoop& loop, const std::str
   options.argv = {"/bin/sh", "-c", script};
   return ChildProcess::Spawn(
       loop, std::move(options),
-      [&c](OutputStream s, std::string_view line) {
-        (s == OutputStream::kStdout ? c.out : c.err).emplace_back(line);
-      },
+      [&c](OutputStream s, std::string_view line) { (s == OutputStream::kStdout ? c.out : c.err).emplace_back(line); },
       [&c, &loop](const ExitInfo& e) {
         c.exit = e;
         loop.Stop();
@@ -181,9 +180,9 @@ TEST(RunCommandTest, TimeoutKillsTheCommand) {
   CommandOptions o;
   o.timeout_ms = 50;
   RunCommand(loop, {"/bin/sleep", "30"}, o, [&](Result<CommandResult> r) {
-               got = std::move(r);
-               loop.Stop();
-             });
+    got = std::move(r);
+    loop.Stop();
+  });
   loop.Run();
   ASSERT_TRUE(got && got->ok());
   EXPECT_TRUE((*got)->timed_out);

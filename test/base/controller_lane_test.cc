@@ -39,12 +39,14 @@ TEST(ControllerLaneTest, AFullLaneNeverDelaysSharedWork) {
         Lane::kController);
   }
   bool shared_ran_while_blocked = false;
-  loop.RunBlocking([] {}, [&] {
-    shared_ran_while_blocked = lane_done == 0;
-    // Every lane thread is busy by now or soon; none beyond the bound.
-    for (int i = 0; i < 500 && running.load() < int(kControllerThreads); ++i) std::this_thread::sleep_for(10ms);
-    release.set_value();
-  });
+  loop.RunBlocking([] {},
+                   [&] {
+                     shared_ran_while_blocked = lane_done == 0;
+                     // Every lane thread is busy by now or soon; none beyond the bound.
+                     for (int i = 0; i < 500 && running.load() < int(kControllerThreads); ++i)
+                       std::this_thread::sleep_for(10ms);
+                     release.set_value();
+                   });
   loop.Run();
   EXPECT_TRUE(shared_ran_while_blocked);
   EXPECT_EQ(lane_done, kBlocked);

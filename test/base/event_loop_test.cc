@@ -48,11 +48,12 @@ void ExpectWorkOffLoopThenDoneOnLoop(const Door& door) {
   EventLoop loop;
   std::thread::id work_thread;
   bool done_on_loop = false;
-  door(loop, [&] { work_thread = std::this_thread::get_id(); },
-       [&] {
-         done_on_loop = loop.IsLoopThread();
-         loop.Stop();
-       });
+  door(
+      loop, [&] { work_thread = std::this_thread::get_id(); },
+      [&] {
+        done_on_loop = loop.IsLoopThread();
+        loop.Stop();
+      });
   loop.Run();
   EXPECT_NE(work_thread, std::this_thread::get_id());
   EXPECT_TRUE(done_on_loop);

@@ -14,13 +14,14 @@ namespace {
 using Fields = std::vector<std::string>;
 
 TEST(JournalFieldsTest, AnEventBecomesMessagePriorityAndOneFieldEach) {
-  EXPECT_EQ(JournalFields(LogLevel::kWarn, "mapping_state",
-                          {{"volume", "pvc-1"}, {"from", "Connected"}, {"state", "Dead"},
-                           {"reason", "rbd-nbd exited"}, {"pid", 0}},
-                          "nbdkeeperd"),
-            (Fields{"MESSAGE=mapping_state volume=pvc-1 from=Connected state=Dead reason=\"rbd-nbd exited\" pid=0",
-                    "PRIORITY=4", "SYSLOG_IDENTIFIER=nbdkeeperd", "EVENT=mapping_state", "VOLUME=pvc-1",
-                    "FROM=Connected", "STATE=Dead", "REASON=rbd-nbd exited", "PID=0"}));
+  EXPECT_EQ(
+      JournalFields(
+          LogLevel::kWarn, "mapping_state",
+          {{"volume", "pvc-1"}, {"from", "Connected"}, {"state", "Dead"}, {"reason", "rbd-nbd exited"}, {"pid", 0}},
+          "nbdkeeperd"),
+      (Fields{"MESSAGE=mapping_state volume=pvc-1 from=Connected state=Dead reason=\"rbd-nbd exited\" pid=0",
+              "PRIORITY=4", "SYSLOG_IDENTIFIER=nbdkeeperd", "EVENT=mapping_state", "VOLUME=pvc-1", "FROM=Connected",
+              "STATE=Dead", "REASON=rbd-nbd exited", "PID=0"}));
   EXPECT_EQ(JournalFields(LogLevel::kInfo, "ready", {}, "nbdkeeperd"),
             (Fields{"MESSAGE=ready", "PRIORITY=6", "SYSLOG_IDENTIFIER=nbdkeeperd", "EVENT=ready"}));
 }
@@ -92,8 +93,9 @@ TEST_F(JournalStreamTest, MatchesOnlyTheFdItNames) {
 }
 
 TEST_F(JournalStreamTest, MalformedValuesNeverMatch) {
-  for (const std::string& bad : std::vector<std::string>{"", ":", dev_, dev_ + ":", ":" + ino_, dev_ + ":" + ino_ + " ",
-                          dev_ + ":" + ino_ + ":1", "-" + dev_ + ":" + ino_, dev_ + ":0x" + ino_}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", ":", dev_, dev_ + ":", ":" + ino_, dev_ + ":" + ino_ + " ",
+                                dev_ + ":" + ino_ + ":1", "-" + dev_ + ":" + ino_, dev_ + ":0x" + ino_}) {
     EXPECT_FALSE(IsJournalStream(bad.c_str(), fd_)) << "'" << bad << "'";
   }
 }

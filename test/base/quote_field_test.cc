@@ -32,17 +32,15 @@ TEST(QuoteFieldTest, ControlAndNonUtf8BytesAreEscaped) {
   EXPECT_EQ(QuoteField("\xe2\x80\xae"), "'\\xe2\\x80\\xae'");
 }
 
-TEST(QuoteFieldTest, Utf8IsKept) {
-  EXPECT_EQ(QuoteField("größe-日本-😀"), "'größe-日本-😀'");
-}
+TEST(QuoteFieldTest, Utf8IsKept) { EXPECT_EQ(QuoteField("größe-日本-😀"), "'größe-日本-😀'"); }
 
 TEST(QuoteFieldTest, LongValuesKeepHeadAndTailAndStateTheirLength) {
   std::string half(kMaxQuotedBytes / 2, 'a');
   EXPECT_EQ(QuoteField(std::string(40000, 'a')), "'" + half + "…" + half + "' (40000 bytes)");
   EXPECT_EQ(QuoteField(std::string(129, 'a')), "'" + half + "…" + half + "' (129 bytes)");
   // A kubelet staging path: its distinguishing tail stays.
-  std::string path = "/var/lib/kubelet/plugins/kubernetes.io/csi/rbd.csi.ceph.com/" + std::string(64, 'f') +
-                     "/globalmount";
+  std::string path =
+      "/var/lib/kubelet/plugins/kubernetes.io/csi/rbd.csi.ceph.com/" + std::string(64, 'f') + "/globalmount";
   std::string q = QuoteField(path);
   EXPECT_TRUE(q.starts_with("'/var/lib/kubelet/plugins/")) << q;
   EXPECT_TRUE(q.ends_with("/globalmount' (" + std::to_string(path.size()) + " bytes)")) << q;

@@ -45,8 +45,7 @@ TEST(ResultTest, HoldsValueOrStatus) {
 TEST(LogTest, QuotesValuesThatNeedIt) {
   std::string line = FormatLogLine(LogLevel::kWarn, "x", {{"a", "plain"}, {"b", "two words"}, {"n", 3}});
   EXPECT_EQ(line, "level=warn event=x a=plain b=\"two words\" n=3");
-  EXPECT_EQ(FormatLogLine(LogLevel::kInfo, "e", {{"q", "say \"hi\"\n"}}),
-            "level=info event=e q=\"say \\\"hi\\\"\\n\"");
+  EXPECT_EQ(FormatLogLine(LogLevel::kInfo, "e", {{"q", "say \"hi\"\n"}}), "level=info event=e q=\"say \\\"hi\\\"\\n\"");
 }
 
 }  // namespace

@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
       double cpu0 = nbdk::bench::CpuSeconds(daemon.pid());
       auto threads = nbdk::bench::SampleThreadWakeups(daemon.pid(), window_s);
       double cpu = nbdk::bench::CpuSeconds(daemon.pid()) - cpu0;
-      std::printf("idle_bench: nbdkeeperd with no volume, wakeups per thread over %.0f s "
-                  "(main = the event loop)\n", window_s);
+      std::printf(
+          "idle_bench: nbdkeeperd with no volume, wakeups per thread over %.0f s "
+          "(main = the event loop)\n",
+          window_s);
       nbdk::bench::PrintThreadWakeups(threads, "  ");
       std::printf("  CPU time in the window: %.3f s, RSS %.1f MiB\n", cpu, nbdk::bench::RssMiB(daemon.pid()));
       daemon.Stop(SIGTERM);

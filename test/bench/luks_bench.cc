@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
     if (auto st = nbdk::vmtest::CreateImage(c, v.image, size_mib); !st.ok()) Die(st.ToString());
   }
   // As ceph-csi's CreateVolume leaves an encrypted image.
-  auto meta = RunCommand(c.Rbd({"image-meta", "set", c.pool + "/bench-luks", "rbd.csi.ceph.com/encrypted",
-                                "encryptionPrepared"}));
+  auto meta = RunCommand(
+      c.Rbd({"image-meta", "set", c.pool + "/bench-luks", "rbd.csi.ceph.com/encrypted", "encryptionPrepared"}));
   if (!meta.ok() || meta->exit.code != 0) Die("rbd image-meta set");
 
   nbdk::test::DaemonProcess daemon(NBDKEEPERD_PATH, kRoot);
@@ -149,16 +149,17 @@ int main(int argc, char** argv) {
   if (std::filesystem::exists("/dev/mapper/luks-rbd-bench-luks")) Die("the mapper is left after the unstage");
   daemon.Stop(SIGTERM);
 
-  std::printf("luks_bench: %d MiB static ext4 volumes, KMS default, %d kill -9 cycles each (alternating)\n",
-              size_mib, cycles);
+  std::printf("luks_bench: %d MiB static ext4 volumes, KMS default, %d kill -9 cycles each (alternating)\n", size_mib,
+              cycles);
   std::printf("%-10s %12s %13s %14s %14s %12s\n", "", "first stage", "second stage", "kill->attach", "stall median",
               "stall max");
   for (const Volume& v : volumes) {
-    std::printf("%-10s %11.2fs %12.2fs %13.2fs %13.2fs %11.2fs\n", v.encrypted ? "encrypted" : "plain",
-                v.first_stage_s, v.second_stage_s, Median(v.reattach_s), Median(v.stall_s), Max(v.stall_s));
+    std::printf("%-10s %11.2fs %12.2fs %13.2fs %13.2fs %11.2fs\n", v.encrypted ? "encrypted" : "plain", v.first_stage_s,
+                v.second_stage_s, Median(v.reattach_s), Median(v.stall_s), Max(v.stall_s));
   }
-  std::printf("first stage: map, format + mark + open (encrypted), mkfs, mount; second: map, open, mount.\n"
-              "IO errors: %llu\n",
-              static_cast<unsigned long long>(errors));
+  std::printf(
+      "first stage: map, format + mark + open (encrypted), mkfs, mount; second: map, open, mount.\n"
+      "IO errors: %llu\n",
+      static_cast<unsigned long long>(errors));
   return errors == 0 ? 0 : 1;
 }

@@ -17,8 +17,8 @@
 // about time; exits non-zero only on IO errors or broken setup.
 //
 //   vm-exec -- build/test/reattach_bench [cycles] [baseline_cycles]
-#include <grpcpp/grpcpp.h>
 #include <fcntl.h>
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,25 +32,25 @@
 #include <thread>
 #include <vector>
 
-#include "csi/proto/csi.grpc.pb.h"
 #include "base/command.h"
+#include "csi/proto/csi.grpc.pb.h"
 #include "test/bench/bench_figures.h"
 #include "test/common/daemon_process.h"
-#include "test/common/vm_faults.h"
 #include "test/common/vm_command.h"
+#include "test/common/vm_faults.h"
 #include "test/common/vm_volume.h"
 
 namespace {
 
 using nbdk::bench::Clock;
-using nbdk::vmtest::RunCommand;
-using nbdk::vmtest::SpawnedChild;
-using nbdk::vmtest::VmCeph;
-using nbdk::vmtest::Writer;
 using nbdk::bench::Die;
 using nbdk::bench::Max;
 using nbdk::bench::Median;
 using nbdk::bench::Secs;
+using nbdk::vmtest::RunCommand;
+using nbdk::vmtest::SpawnedChild;
+using nbdk::vmtest::VmCeph;
+using nbdk::vmtest::Writer;
 
 std::string Format(const char* format, double seconds, unsigned long long count) {
   char buf[64];
@@ -65,8 +65,9 @@ void CreateImage(const VmCeph& c, const std::string& name) {
 // kill -9 + `rbd-nbd attach` by hand: the bare attach time per cycle.
 std::vector<double> BareAttach(const VmCeph& c, int cycles) {
   CreateImage(c, "bench-bare");
-  std::vector<std::string> common = {"--try-netlink", "--reattach-timeout", "60", "--cookie", "bench-bare-cookie",
-                                     "-c", c.conf, "--id", c.user, "--keyfile", c.keyfile};
+  std::vector<std::string> common = {
+      "--try-netlink", "--reattach-timeout", "60",     "--cookie", "bench-bare-cookie", "-c", c.conf, "--id",
+      c.user,          "--keyfile",          c.keyfile};
   std::vector<std::string> map = {"rbd-nbd", "map", "-f"};
   map.insert(map.end(), common.begin(), common.end());
   map.push_back(c.pool + "/bench-bare");
@@ -98,10 +99,10 @@ std::vector<double> BareAttach(const VmCeph& c, int cycles) {
 
 struct KeeperRun {
   std::vector<double> reattach_s;
-  std::vector<double> stall_s;                  // per kill: the longest write around it
-  std::vector<double> after_s;                  // per kill: stall - re-attach, the wait for a tick
-  double pause_stall_s = 0;                     // longest write across the OSD pause (-1: not run)
-  uint64_t kill_lines = 0, pause_lines = 0;     // "Possible stuck request" lines
+  std::vector<double> stall_s;               // per kill: the longest write around it
+  std::vector<double> after_s;               // per kill: stall - re-attach, the wait for a tick
+  double pause_stall_s = 0;                  // longest write across the OSD pause (-1: not run)
+  uint64_t kill_lines = 0, pause_lines = 0;  // "Possible stuck request" lines
   uint64_t errors = 0, writes = 0;
   bool laggy = false;  // the OSD stop left the one-OSD cluster's PGs laggy (cleared)
 };
@@ -164,7 +165,8 @@ KeeperRun Keeper(const VmCeph& c, const std::string& image, int cycles, std::vec
   CreateImage(c, image);
   grpc::ClientContext ctx;
   csi::v1::NodeStageVolumeResponse resp;
-  grpc::Status st = node->NodeStageVolume(&ctx, nbdk::vmtest::StageRequest(c, "bench", image, root + "/staging"), &resp);
+  grpc::Status st =
+      node->NodeStageVolume(&ctx, nbdk::vmtest::StageRequest(c, "bench", image, root + "/staging"), &resp);
   if (!st.ok()) Die("stage: " + st.error_message() + "\n" + daemon.Log());
 
   KeeperRun run;
@@ -261,8 +263,9 @@ int main(int argc, char** argv) {
               "after att", "stuck", "10 s OSD stop", "errors");
   std::printf("%-44s %8.2fs %7s\n", "bare rbd-nbd attach (no lock break)", b, "1.00x");
   auto row = [&](const char* name, const KeeperRun& r) {
-    std::string pause = r.pause_stall_s < 0 ? "-" : Format("%.2fs %llu", r.pause_stall_s,
-                                                               static_cast<unsigned long long>(r.pause_lines));
+    std::string pause = r.pause_stall_s < 0
+                            ? "-"
+                            : Format("%.2fs %llu", r.pause_stall_s, static_cast<unsigned long long>(r.pause_lines));
     if (r.laggy) pause += " laggy";
     std::printf("%-44s %8.2fs %6.2fx %8.2fs %8.2fs %5.2fx %4.2f/%4.2fs %9llu %13s %6llu\n", name, Median(r.reattach_s),
                 Median(r.reattach_s) / b, Median(r.stall_s), Max(r.stall_s), Max(r.stall_s) / b, Median(r.after_s),
@@ -273,11 +276,12 @@ int main(int argc, char** argv) {
   row("nbdkeeper as shipped (lock break, 2 s)", keeper);
   row("nbdkeeper (lock break, 1 s queue timeout)", fast);
   row("nbdkeeper, no lock break, 30 s queue timeout", baseline);
-  std::printf("kill->att, stall: medians over the kills; after att: the longest write minus the re-attach time\n"
-              "(median/max), the wait for the queue-timeout tick; stuck: the kernel's \"%s\" lines\n"
-              "during the kills; 10 s OSD stop: the longest write and those lines while every ceph-osd was stopped\n"
-              "(laggy: the one-OSD cluster's PGs latched laggy and were cleared, docs/design/kernel-timeouts.md)\n",
-              kStuckLine);
+  std::printf(
+      "kill->att, stall: medians over the kills; after att: the longest write minus the re-attach time\n"
+      "(median/max), the wait for the queue-timeout tick; stuck: the kernel's \"%s\" lines\n"
+      "during the kills; 10 s OSD stop: the longest write and those lines while every ceph-osd was stopped\n"
+      "(laggy: the one-OSD cluster's PGs latched laggy and were cleared, docs/design/kernel-timeouts.md)\n",
+      kStuckLine);
   uint64_t errors = five.errors + keeper.errors + fast.errors + baseline.errors;
   std::printf("writes: %llu + %llu + %llu + %llu, IO errors: %llu\n", static_cast<unsigned long long>(five.writes),
               static_cast<unsigned long long>(keeper.writes), static_cast<unsigned long long>(fast.writes),

@@ -51,20 +51,20 @@ namespace {
 
 using nbdk::bench::Clock;
 using nbdk::bench::CpuSeconds;
+using nbdk::bench::Die;
+using nbdk::bench::KName;
+using nbdk::bench::Max;
+using nbdk::bench::Median;
+using nbdk::bench::PrintHeader;
+using nbdk::bench::PrintLegend;
+using nbdk::bench::PrintRow;
 using nbdk::bench::RssMiB;
+using nbdk::bench::ScaleRow;
+using nbdk::bench::Secs;
 using nbdk::vmtest::GetVolumeStatus;
 using nbdk::vmtest::GetVolumeStatuses;
 using nbdk::vmtest::VmCeph;
 using nbdk::vmtest::Writer;
-using nbdk::bench::Die;
-using nbdk::bench::Max;
-using nbdk::bench::Median;
-using nbdk::bench::KName;
-using nbdk::bench::PrintHeader;
-using nbdk::bench::PrintLegend;
-using nbdk::bench::PrintRow;
-using nbdk::bench::ScaleRow;
-using nbdk::bench::Secs;
 
 // Printed after the table.
 nbdk::bench::ThreadFigures figures;

@@ -43,22 +43,25 @@ inline void PrintRow(const ScaleRow& r) {
   double daemon = std::max(0.0, r.heal_daemon_cpu - r.heal_poll_cpu);
   double of_children = daemon / std::max(1e-9, daemon + r.heal_children_cpu) * 100;
   double of_node = daemon / std::max(1e-9, r.heal_node_cpu) * 100;
-  std::printf("%4d %4s | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %9.2f | %6.2f %6.2f %7.2f (%4.2fx) | %5.1f%% %5.1f%% | "
-              "%6.2f s, %llu",
-              r.n, KName(r.k).c_str(), r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss,
-              r.restart_all, r.heal_median, r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median),
-              of_children, of_node, r.longest_write, static_cast<unsigned long long>(r.errors));
+  std::printf(
+      "%4d %4s | %6.2f %6.2f %7.2f | %5.1f %5.1f MiB | %9.2f | %6.2f %6.2f %7.2f (%4.2fx) | %5.1f%% %5.1f%% | "
+      "%6.2f s, %llu",
+      r.n, KName(r.k).c_str(), r.stage_median, r.stage_max, r.stage_all, r.daemon_rss, r.rbd_nbd_rss, r.restart_all,
+      r.heal_median, r.heal_max, r.heal_all, r.heal_max / std::max(1e-9, r.heal_median), of_children, of_node,
+      r.longest_write, static_cast<unsigned long long>(r.errors));
   if (r.unhealed > 0) std::printf("  NOT HEALED: %zu volume(s)", r.unhealed);
   std::printf("\n");
   std::fflush(stdout);
 }
 
 inline void PrintLegend() {
-  std::printf("K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
-              "measured under the first K\n");
-  std::printf("daemon%% = the daemon's CPU during the mass heal, less what the benchmark's GET /status polls cost it "
-              "(their number x one's CPU, measured before the kill) / rbd: (that + the new rbd-nbd processes' CPU so "
-              "far), node: every CPU's busy time in the VM (Ceph, writers, kernel included)\n");
+  std::printf(
+      "K = --max-concurrent-attaches (dflt: the daemon's default, inf: 0, no bound); stage and RSS are "
+      "measured under the first K\n");
+  std::printf(
+      "daemon%% = the daemon's CPU during the mass heal, less what the benchmark's GET /status polls cost it "
+      "(their number x one's CPU, measured before the kill) / rbd: (that + the new rbd-nbd processes' CPU so "
+      "far), node: every CPU's busy time in the VM (Ceph, writers, kernel included)\n");
 }
 
 // Every thread's wakeups, sampled per N (idle before staging, and with the
@@ -66,8 +69,7 @@ inline void PrintLegend() {
 struct ThreadFigures {
   static constexpr double kWakeupWindowS = 5;
   std::vector<std::pair<std::string, std::vector<ThreadWakeups>>> wakeups;
-  std::vector<std::pair<std::string, std::pair<std::map<std::string, double>, std::map<std::string, double>>>>
-      heal_cpu;
+  std::vector<std::pair<std::string, std::pair<std::map<std::string, double>, std::map<std::string, double>>>> heal_cpu;
 
   void Print() const {
     for (const auto& [when, threads] : wakeups) {
@@ -76,8 +78,7 @@ struct ThreadFigures {
       PrintThreadWakeups(threads, "  ");
     }
     for (const auto& [when, cpu] : heal_cpu) {
-      std::printf("the daemon's CPU per thread during the mass heal, %s (the /status polls included):\n",
-                  when.c_str());
+      std::printf("the daemon's CPU per thread during the mass heal, %s (the /status polls included):\n", when.c_str());
       PrintThreadCpu(cpu.first, cpu.second, "  ");
     }
     std::fflush(stdout);

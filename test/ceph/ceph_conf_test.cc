@@ -45,12 +45,13 @@ TEST(CephConfTest, MalformedLinesAreNamed) {
     const char* text;
     const char* message;
   };
-  for (const Case& c : {Case{"fsid = x\n", "ceph.conf: line 1: a setting before the first [section]"},
-                        Case{"[global\nfsid = x\n", "ceph.conf: line 1: unterminated section header '[global'"},
-                        Case{"[global]\n\nmon_host\n", "ceph.conf: line 3: expected 'name = value' or '[section]', got 'mon_host'"},
-                        Case{"[global]\nkeyring = \"/a\n", "ceph.conf: line 2: unterminated quote"},
-                        Case{"[global]\nkeyring = \"/a\" /b\n", "ceph.conf: line 2: text after the closing quote"},
-                        Case{"[]\n", "ceph.conf: line 1: empty section name"}}) {
+  for (const Case& c :
+       {Case{"fsid = x\n", "ceph.conf: line 1: a setting before the first [section]"},
+        Case{"[global\nfsid = x\n", "ceph.conf: line 1: unterminated section header '[global'"},
+        Case{"[global]\n\nmon_host\n", "ceph.conf: line 3: expected 'name = value' or '[section]', got 'mon_host'"},
+        Case{"[global]\nkeyring = \"/a\n", "ceph.conf: line 2: unterminated quote"},
+        Case{"[global]\nkeyring = \"/a\" /b\n", "ceph.conf: line 2: text after the closing quote"},
+        Case{"[]\n", "ceph.conf: line 1: empty section name"}}) {
     auto conf = ParseCephConf(c.text, "ceph.conf");
     ASSERT_FALSE(conf.ok()) << c.text;
     EXPECT_EQ(conf.status().message(), c.message);

@@ -43,8 +43,8 @@ TEST(CephxKeyTest, SurroundingWhitespaceIsNotPartOfTheKey) {
 
 TEST(CephxKeyTest, EveryBase64KeyPassesWhateverItsLength) {
   // What the request parsers accepted before this rule had one owner.
-  for (const char* key : {"AQBsecretKEYvalue0123456789abcdefghij==", "AQBjb2ZmZWVjb2ZmZWVjb2ZmZWVjb2ZmZWVjb2ZmZWU9PQ==",
-                          "a", "+/=="}) {
+  for (const char* key :
+       {"AQBsecretKEYvalue0123456789abcdefghij==", "AQBjb2ZmZWVjb2ZmZWVjb2ZmZWVjb2ZmZWVjb2ZmZWU9PQ==", "a", "+/=="}) {
     EXPECT_TRUE(ParseCephxKey("field", key).ok()) << key;
   }
 }

@@ -13,7 +13,7 @@ namespace nbdk {
 class FakeImageMetadata final : public ImageMetadata {
  public:
   std::map<std::string, std::map<std::string, std::string>> images;  // image -> its metadata
-  int writes_left = -1;                                                // < 0: never crash
+  int writes_left = -1;                                              // < 0: never crash
 
   Result<std::optional<std::string>> Get(const std::string& image, const std::string& key) override {
     auto it = images.find(image);

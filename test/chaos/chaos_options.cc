@@ -28,10 +28,10 @@ std::string ChaosUsage() {
 Result<ChaosOptions> ParseChaosOptions(const std::vector<std::string>& args) {
   ChaosOptions o;
   const std::pair<const char*, int*> counts[] = {
-      {"--child-kills", &o.child_kills}, {"--double-kills", &o.double_kills}, {"--stops", &o.stops},
-      {"--daemon-kills", &o.daemon_kills}, {"--daemon-terms", &o.daemon_terms}, {"--down-kills", &o.down_kills},
-      {"--stage-kills", &o.stage_kills}, {"--min-gap-ms", &o.min_gap_ms}, {"--max-gap-ms", &o.max_gap_ms},
-      {"--fio-mib", &o.fio_mib}, {"--fio-rate-iops", &o.fio_rate_iops},
+      {"--child-kills", &o.child_kills},   {"--double-kills", &o.double_kills},   {"--stops", &o.stops},
+      {"--daemon-kills", &o.daemon_kills}, {"--daemon-terms", &o.daemon_terms},   {"--down-kills", &o.down_kills},
+      {"--stage-kills", &o.stage_kills},   {"--min-gap-ms", &o.min_gap_ms},       {"--max-gap-ms", &o.max_gap_ms},
+      {"--fio-mib", &o.fio_mib},           {"--fio-rate-iops", &o.fio_rate_iops},
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];

@@ -66,8 +66,7 @@ uint64_t ChaosReport::io_errors() const {
 }
 
 uint64_t ChaosReport::verify_failures() const {
-  return static_cast<uint64_t>(
-      std::count_if(volumes.begin(), volumes.end(), [](auto& v) { return v.verify_failed; }));
+  return static_cast<uint64_t>(std::count_if(volumes.begin(), volumes.end(), [](auto& v) { return v.verify_failed; }));
 }
 
 std::string ToJson(const ChaosReport& r) {
@@ -160,13 +159,12 @@ void PrintTable(const ChaosReport& r) {
   std::printf("\n%-8s %-8s %9s %7s %9s %9s %9s %7s %9s\n", "daemon", "ended by", "injected", "deaths", "reattach",
               "adopt exp", "adopted", "cpu s", "rss KiB");
   for (const Incarnation& i : r.incarnations) {
-    std::printf("%-8d %-8s %9llu %7s %9s %9llu %9s %7.2f %9llu\n", i.pid, i.ended_by.c_str(),
-                static_cast<unsigned long long>(i.child_deaths_injected),
-                Counter(i.counters, &KeeperCounters::deaths).c_str(),
-                Counter(i.counters, &KeeperCounters::reattaches).c_str(),
-                static_cast<unsigned long long>(i.adoptions_expected),
-                Counter(i.counters, &KeeperCounters::adoptions).c_str(), i.cpu_s,
-                static_cast<unsigned long long>(i.max_rss_kib));
+    std::printf(
+        "%-8d %-8s %9llu %7s %9s %9llu %9s %7.2f %9llu\n", i.pid, i.ended_by.c_str(),
+        static_cast<unsigned long long>(i.child_deaths_injected), Counter(i.counters, &KeeperCounters::deaths).c_str(),
+        Counter(i.counters, &KeeperCounters::reattaches).c_str(), static_cast<unsigned long long>(i.adoptions_expected),
+        Counter(i.counters, &KeeperCounters::adoptions).c_str(), i.cpu_s,
+        static_cast<unsigned long long>(i.max_rss_kib));
   }
   std::printf("\nlongest IO stall (fio max completion latency): %.2f s; IO errors: %llu; verify failures: %llu\n",
               LongestStall(r), static_cast<unsigned long long>(r.io_errors()),

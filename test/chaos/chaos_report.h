@@ -28,7 +28,7 @@ struct ChaosReport {
   std::vector<double> down_heal_s;        // the same, one rbd-nbd having died while no daemon ran
   std::vector<VolumeOutcome> volumes;
   std::vector<Incarnation> incarnations;
-  uint64_t rss_kib_all_mapped = 0;        // right after every volume was staged and published
+  uint64_t rss_kib_all_mapped = 0;  // right after every volume was staged and published
   std::vector<std::string> failures;
 
   bool passed() const { return failures.empty(); }

@@ -44,8 +44,7 @@ std::string InjectionName(Injection kind) {
 
 }  // namespace
 
-ChaosScenario::ChaosScenario(ChaosOptions options)
-    : options_(std::move(options)), keeper_(root_, ceph_) {
+ChaosScenario::ChaosScenario(ChaosOptions options) : options_(std::move(options)), keeper_(root_, ceph_) {
   if (!options_.seed_given) options_.seed = std::random_device{}() ^ static_cast<uint64_t>(::time(nullptr));
   rng_.seed(options_.seed);
   report_.seed = options_.seed;
@@ -133,14 +132,14 @@ Status ChaosScenario::SetUp() {
     if (!seen.ok()) return seen.status();
     v.device = seen->device;
     devices_.push_back(v.device);
-    auto fio = FioJob::Start(v.id, v.fio_path(), options_.fio_mib, options_.fio_rate_iops,
-                             root_ + "/fio-" + v.id + ".json");
+    auto fio =
+        FioJob::Start(v.id, v.fio_path(), options_.fio_mib, options_.fio_rate_iops, root_ + "/fio-" + v.id + ".json");
     if (!fio.ok()) return fio.status();
     v.fio = std::move(*fio);
     char line[200];
     std::snprintf(line, sizeof(line), "%s (%s) staged + published in %.1f s on %s, rbd-nbd pid %d; fio started",
-                  v.id.c_str(), AccessName(v.access).c_str(),
-                  std::chrono::duration<double>(Clock::now() - t0).count(), v.device.c_str(), seen->pid);
+                  v.id.c_str(), AccessName(v.access).c_str(), std::chrono::duration<double>(Clock::now() - t0).count(),
+                  v.device.c_str(), seen->pid);
     Say(line);
   }
   // Let every fio lay out its file and get going before the first kill.

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "csi/proto/csi.grpc.pb.h"
 #include "base/status.h"
+#include "csi/proto/csi.grpc.pb.h"
 #include "test/chaos/fio_job.h"
 #include "test/common/vm_volume.h"
 

@@ -43,9 +43,8 @@ std::vector<std::string> FilesIn(const std::string& dir, bool skip_lock) {
 
 Status CheckFilesystem(const vmtest::VmCeph& ceph, const ChaosVolume& v) {
   if (v.access == Access::kBlock) return Status::Ok();
-  auto rbd_nbd = vmtest::SpawnedChild::Spawn({"rbd-nbd", "-c", ceph.conf, "--id", ceph.user, "--keyfile",
-                                              ceph.keyfile, "map", "-f", "--try-netlink", "--read-only",
-                                              ceph.pool + "/" + v.id});
+  auto rbd_nbd = vmtest::SpawnedChild::Spawn({"rbd-nbd", "-c", ceph.conf, "--id", ceph.user, "--keyfile", ceph.keyfile,
+                                              "map", "-f", "--try-netlink", "--read-only", ceph.pool + "/" + v.id});
   if (!rbd_nbd.ok()) return rbd_nbd.status();
   auto device = rbd_nbd->ReadLine(std::chrono::seconds(60));
   if (!device.ok()) return device.status().WithContext("map " + v.id + " for fsck");

@@ -20,16 +20,16 @@
 #include <signal.h>
 
 #include <chrono>
-#include <deque>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <thread>
 
 #include "csi/proto/csi.grpc.pb.h"
-#include "test/common/vm_faults.h"
 #include "test/common/daemon_process.h"
+#include "test/common/vm_faults.h"
 #include "test/common/vm_volume.h"
 
 namespace {
@@ -146,8 +146,7 @@ std::string AwaitResumed(Keeper& k, const std::vector<uint64_t>& restarts, int t
       auto s = k.Status(v);
       if (s && s->state == "Connected" && s->restarts == restarts[i] && v.writer->writes() >= writes[i] + 20) break;
       if (Clock::now() - t0 > std::chrono::seconds(timeout_s)) {
-        return "NOT RESUMED (" + v.id + ": " + (s ? s->state + ", restarts " + std::to_string(s->restarts) : "?") +
-               ")";
+        return "NOT RESUMED (" + v.id + ": " + (s ? s->state + ", restarts " + std::to_string(s->restarts) : "?") + ")";
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -282,7 +281,8 @@ Row OsdStop(Keeper& k, int seconds, bool kill_servers) {
     ReportStalled(k);
     osd.outcome = again;
   } else {
-    osd.outcome = laggy ? "resumed once the one-OSD cluster's laggy PGs were cleared (Ceph)" : "resumed, after more than 30 s";
+    osd.outcome =
+        laggy ? "resumed once the one-OSD cluster's laggy PGs were cleared (Ceph)" : "resumed, after more than 30 s";
   }
   return osd;
 }

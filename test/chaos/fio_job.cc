@@ -26,8 +26,8 @@ double MaxClatSeconds(const rapidjson::Value& dir) {
 
 bool FioResult::verify_failed() const { return error == EILSEQ; }
 
-Result<std::unique_ptr<FioJob>> FioJob::Start(const std::string& name, const std::string& path, int mib,
-                                              int rate_iops, const std::string& output) {
+Result<std::unique_ptr<FioJob>> FioJob::Start(const std::string& name, const std::string& path, int mib, int rate_iops,
+                                              const std::string& output) {
   // libaio with up to 4 in flight: flat out (rate_iops 0) a kill always
   // catches requests the kernel has to requeue; paced, a kill meets the few
   // in flight then, and the outage holds up to 4 more. The runtime only

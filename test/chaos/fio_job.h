@@ -18,7 +18,7 @@ struct FioResult {
   int error = 0;           // fio's job error (errno): 0, EILSEQ for a verify failure, else an IO error
   uint64_t write_kib = 0;  // written, and read back to verify
   uint64_t verify_kib = 0;
-  double max_clat_s = 0;   // the longest single IO (write or verify read)
+  double max_clat_s = 0;     // the longest single IO (write or verify read)
   bool ended_early = false;  // fio exited by itself before Stop()
   std::string exit;          // fio's exit status, as text
 
@@ -31,8 +31,8 @@ class FioJob {
   // `path` is a file on a filesystem (created, `mib` MiB) or a block device
   // (its first `mib` MiB). At most `rate_iops` IO per second (0: no bound).
   // The JSON report goes to `output`.
-  static Result<std::unique_ptr<FioJob>> Start(const std::string& name, const std::string& path, int mib,
-                                               int rate_iops, const std::string& output);
+  static Result<std::unique_ptr<FioJob>> Start(const std::string& name, const std::string& path, int mib, int rate_iops,
+                                               const std::string& output);
   // Whether fio is still running (an error stops it: verify_fatal).
   bool Running();
   // SIGINT, wait, parse the report.

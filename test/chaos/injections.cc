@@ -116,8 +116,8 @@ Status ChaosScenario::RestartDaemon(int signum, bool kill_one_while_down) {
     bool replaced = after->pid != before[i].pid;
     if (after->device != before[i].device || replaced != (victim == i)) {
       return Status::Internal(volumes_[i].id + ": served by rbd-nbd " + std::to_string(after->pid) + " on " +
-                              after->device + " after the restart, was " + std::to_string(before[i].pid) +
-                              " on " + before[i].device + (victim == i ? " (killed meanwhile)" : " (alive)"));
+                              after->device + " after the restart, was " + std::to_string(before[i].pid) + " on " +
+                              before[i].device + (victim == i ? " (killed meanwhile)" : " (alive)"));
     }
   }
   Say("  nbdkeeperd " + std::to_string(old_pid) + " down for " + Fixed(down) + " s" +

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "csi/proto/csi.grpc.pb.h"
 #include "base/status.h"
+#include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
 #include "test/common/vm_volume.h"
 
@@ -35,7 +35,7 @@ struct Incarnation {
   std::string ended_by;  // "SIGKILL", "SIGTERM" (a restart follows), "end" (the final SIGTERM)
   double cpu_s = 0;      // utime + stime, read from its zombie
   uint64_t max_rss_kib = 0;
-  bool exit_ok = true;   // SIGTERM: exit status 0
+  bool exit_ok = true;  // SIGTERM: exit status 0
 };
 
 class Keeper {

@@ -35,11 +35,8 @@ DaemonProcess::~DaemonProcess() {
 
 bool DaemonProcess::Start(const std::vector<std::string>& extra) {
   health_port_ = FreePort();
-  std::vector<std::string> args = {binary_,
-                                   "--csi-endpoint=" + endpoint(),
-                                   "--state-dir=" + dir_ + "/state",
-                                   "--csi-root=" + dir_,
-                                   "--health-listen=127.0.0.1:" + std::to_string(health_port_),
+  std::vector<std::string> args = {binary_, "--csi-endpoint=" + endpoint(), "--state-dir=" + dir_ + "/state",
+                                   "--csi-root=" + dir_, "--health-listen=127.0.0.1:" + std::to_string(health_port_),
                                    "--node-id=" + node_id_,
                                    // A test's children never become units of the host's systemd,
                                    // nor its links names in the host's /dev.

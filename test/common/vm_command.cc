@@ -62,7 +62,9 @@ Result<SpawnedChild> SpawnedChild::Spawn(const std::vector<std::string>& argv, b
 }
 
 SpawnedChild::SpawnedChild(SpawnedChild&& other) noexcept
-    : pid_(other.pid_), stdout_fd_(other.stdout_fd_), name_(std::move(other.name_)),
+    : pid_(other.pid_),
+      stdout_fd_(other.stdout_fd_),
+      name_(std::move(other.name_)),
       pending_(std::move(other.pending_)) {
   other.pid_ = -1;
   other.stdout_fd_ = -1;
@@ -78,11 +80,9 @@ SpawnedChild::~SpawnedChild() {
 
 Result<bool> SpawnedChild::ReadMore(std::chrono::steady_clock::time_point give_up) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        give_up - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return Status::DeadlineExceeded(name_ + ": stdout gave nothing more in time (so far: '" +
-                                      pending_ + "')");
+      return Status::DeadlineExceeded(name_ + ": stdout gave nothing more in time (so far: '" + pending_ + "')");
     }
     pollfd pfd{stdout_fd_, POLLIN, 0};
     int rc = poll(&pfd, 1, static_cast<int>(left.count()));
@@ -138,8 +138,7 @@ Result<Exit> SpawnedChild::Wait(std::chrono::milliseconds timeout) {
     }
     if (r < 0 && errno != EINTR) return Status::FromErrno(errno, name_ + ": waitpid");
     if (std::chrono::steady_clock::now() >= give_up) {
-      return Status::DeadlineExceeded(name_ + ": still running after " +
-                                      std::to_string(timeout.count()) + " ms");
+      return Status::DeadlineExceeded(name_ + ": still running after " + std::to_string(timeout.count()) + " ms");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

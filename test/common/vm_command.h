@@ -54,8 +54,7 @@ class SpawnedChild {
   Result<Exit> Wait(std::chrono::milliseconds timeout);
 
  private:
-  SpawnedChild(pid_t pid, int stdout_fd, std::string name)
-      : pid_(pid), stdout_fd_(stdout_fd), name_(std::move(name)) {}
+  SpawnedChild(pid_t pid, int stdout_fd, std::string name) : pid_(pid), stdout_fd_(stdout_fd), name_(std::move(name)) {}
 
   pid_t pid_ = -1;  // -1 once reaped
   int stdout_fd_ = -1;

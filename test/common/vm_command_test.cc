@@ -1,12 +1,13 @@
 // The VM test's process helpers, checked on the host so a VM run can only
 // fail on what it is meant to test.
-#include "base/command.h"
 #include "test/common/vm_command.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "base/command.h"
 
 namespace nbdk::vmtest {
 namespace {

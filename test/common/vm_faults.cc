@@ -33,9 +33,7 @@ const std::vector<std::vector<std::string>> kDropRules = {
 void AskHost(const std::string& dir, const std::string& request) {
   static int sequence = 0;
   const std::string base = dir + "/" + std::to_string(::getpid()) + "-" + std::to_string(sequence++);
-  {
-    std::ofstream(base + ".tmp") << request << "\n";
-  }
+  { std::ofstream(base + ".tmp") << request << "\n"; }
   std::filesystem::rename(base + ".tmp", base + ".req");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!std::filesystem::exists(base + ".done")) {

@@ -4,10 +4,10 @@
 // skip a destructor.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
-
-#include <sys/types.h>
 
 namespace nbdk::faults {
 

@@ -40,7 +40,7 @@ Status RunRbd(const VmCeph& ceph, const std::vector<std::string>& args) {
 }  // namespace
 
 VmCeph VmCeph::FromEnv() {
-  VmCeph c{Env("CEPH_CONF"), Env("NBDK_CEPH_POOL"), Env("NBDK_CEPH_ID"), Env("NBDK_CEPH_KEY_FILE"), "",
+  VmCeph c{Env("CEPH_CONF"),         Env("NBDK_CEPH_POOL"), Env("NBDK_CEPH_ID"), Env("NBDK_CEPH_KEY_FILE"), "",
            Env("NBDK_CEPH_MONITORS")};
   std::ifstream in(c.keyfile);
   in >> c.key;

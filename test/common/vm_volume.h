@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "csi/proto/csi.pb.h"
 #include "base/status.h"
+#include "csi/proto/csi.pb.h"
 
 namespace nbdk::vmtest {
 

@@ -88,8 +88,7 @@ class NodeContainer : public systemdtest::SystemdVmTest {
           csi::v1::ProbeResponse probe;
           grpc::ClientContext ctx;
           ctx.set_deadline(std::chrono::system_clock::now() + 2s);
-          return systemdtest::IdentityStub(Spec().csi_endpoint)->Probe(&ctx, {}, &probe).ok() &&
-                 probe.ready().value();
+          return systemdtest::IdentityStub(Spec().csi_endpoint)->Probe(&ctx, {}, &probe).ok() && probe.ready().value();
         },
         timeout);
   }
@@ -118,10 +117,11 @@ class NodeContainer : public systemdtest::SystemdVmTest {
     double back = Since(start);
     Staged().ExpectAdopted(before, step);
     Staged().ExpectWritersUnharmed(step);
-    std::printf("[ %s ] ready again %.2f s after the action began; adopted, same rbd-nbd pids (%s); daemon pid "
-                "%d -> %d; stall (longest write) %.2f s%s\n",
-                step.c_str(), back, Pids(before).c_str(), daemon_before, DaemonPid(),
-                Staged().LongestWrite(), Staged().LongestWrite() < 1.0 ? " (under 1 s)" : " (NOT under 1 s)");
+    std::printf(
+        "[ %s ] ready again %.2f s after the action began; adopted, same rbd-nbd pids (%s); daemon pid "
+        "%d -> %d; stall (longest write) %.2f s%s\n",
+        step.c_str(), back, Pids(before).c_str(), daemon_before, DaemonPid(), Staged().LongestWrite(),
+        Staged().LongestWrite() < 1.0 ? " (under 1 s)" : " (NOT under 1 s)");
   }
 };
 
@@ -211,8 +211,8 @@ TEST_F(StagedNodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndThey
   auto before = Staged().ServerPids();
   for (const auto& [image, pid] : before) {
     ASSERT_NE(pid, 0) << image;
-    EXPECT_NE(CgroupOf(pid).find("/libpod-"), std::string::npos) << image << " not in the container's cgroup: "
-                                                                 << CgroupOf(pid);
+    EXPECT_NE(CgroupOf(pid).find("/libpod-"), std::string::npos)
+        << image << " not in the container's cgroup: " << CgroupOf(pid);
   }
 
   Staged().ResetWriters();
@@ -240,10 +240,11 @@ TEST_F(StagedNodeContainer, WithoutScopesAKilledContainerTakesRbdNbdAlongAndThey
     EXPECT_FALSE(s.adopted) << image;
   }
   Staged().ExpectWritersUnharmed("podman kill -s KILL; start, no scopes");
-  std::printf("[ podman kill -s KILL; start, no scopes ] rbd-nbd died with the container; ready again %.2f s, every "
-              "volume re-attached on its device %.2f s after the kill; pids (%s) -> (%s); stall (longest write) "
-              "%.2f s\n",
-              ready, connected, Pids(before).c_str(), Pids(Staged().ServerPids()).c_str(), Staged().LongestWrite());
+  std::printf(
+      "[ podman kill -s KILL; start, no scopes ] rbd-nbd died with the container; ready again %.2f s, every "
+      "volume re-attached on its device %.2f s after the kill; pids (%s) -> (%s); stall (longest write) "
+      "%.2f s\n",
+      ready, connected, Pids(before).c_str(), Pids(Staged().ServerPids()).c_str(), Staged().LongestWrite());
 }
 
 TEST_F(StagedNodeContainer, UnstagesEverythingAndLeavesNoScope) {

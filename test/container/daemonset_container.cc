@@ -25,16 +25,18 @@ Result<std::vector<std::string>> Strings(const rapidjson::Document& doc, const c
 
 }  // namespace
 
-Result<DaemonSetContainer> DaemonSetContainer::FromManifest(const std::string& manifest,
-                                                            const std::string& node_name,
+Result<DaemonSetContainer> DaemonSetContainer::FromManifest(const std::string& manifest, const std::string& node_name,
                                                             const std::string& config_map_dir) {
   // The pod IP (hostNetwork: the node's address) is loopback, where the
   // tests read /status.
   std::vector<std::string> argv = {NBDK_SOURCE_DIR "/test/container/daemonset_podman.py",
                                    manifest,
-                                   "--node-name", node_name,
-                                   "--pod-ip", "127.0.0.1",
-                                   "--config-map", "ceph-csi-config=" + config_map_dir};
+                                   "--node-name",
+                                   node_name,
+                                   "--pod-ip",
+                                   "127.0.0.1",
+                                   "--config-map",
+                                   "ceph-csi-config=" + config_map_dir};
   Result<vmtest::CommandOutput> out = vmtest::RunCommand(argv);
   if (!out.ok()) return out.status();
   if (out->exit.code != 0) return Status::Internal(vmtest::JoinArgv(argv) + ": " + out->exit.ToString());

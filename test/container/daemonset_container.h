@@ -31,8 +31,7 @@ struct DaemonSetContainer {
   // of `image` (another tag: an upgrade) with the daemon's flags and
   // `extra_args` after them. The container is left running; the error
   // names podman's output.
-  Status Run(const std::string& name, const std::string& image,
-             const std::vector<std::string>& extra_args = {}) const;
+  Status Run(const std::string& name, const std::string& image, const std::vector<std::string>& extra_args = {}) const;
 };
 
 // `podman ARGS...`: its stdout, or an error with its exit and output.

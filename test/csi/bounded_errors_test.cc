@@ -13,8 +13,8 @@
 #include <fstream>
 #include <functional>
 
-#include "csi/proto/csi.grpc.pb.h"
 #include "base/quote_field.h"
+#include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
 #include "test/csi/host_stage_request.h"
 
@@ -159,8 +159,7 @@ TEST_F(BoundedErrorsTest, ControlCharactersInAFieldAreEscapedInTheMessage) {
   // Protobuf strings are UTF-8, so a request carries no other bytes; a C1
   // control (U+009B, CSI) is UTF-8 and escaped all the same.
   grpc::Status s = WithDeadline(
-      StageWith([](auto* r) { (*r->mutable_volume_context())["mounter"] = "krbd\n\x1b[2J\u009b1m evil"; }),
-      channel_);
+      StageWith([](auto* r) { (*r->mutable_volume_context())["mounter"] = "krbd\n\x1b[2J\u009b1m evil"; }), channel_);
   EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("'krbd\\n\\x1b[2J\\xc2\\x9b1m evil'"), std::string::npos) << s.error_message();
   for (char c : s.error_message()) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << s.error_message();

@@ -24,10 +24,17 @@ namespace {
 // secrets (csi-test's CSISecrets keys).
 std::string SecretsYaml() {
   static const char* const kCalls[] = {
-      "CreateVolumeSecret",     "DeleteVolumeSecret",       "ControllerPublishVolumeSecret",
-      "ControllerUnpublishVolumeSecret", "ControllerValidateVolumeCapabilitiesSecret",
-      "NodeStageVolumeSecret",  "NodePublishVolumeSecret",  "CreateSnapshotSecret",
-      "DeleteSnapshotSecret",   "ControllerExpandVolumeSecret", "NodeExpandVolumeSecret",
+      "CreateVolumeSecret",
+      "DeleteVolumeSecret",
+      "ControllerPublishVolumeSecret",
+      "ControllerUnpublishVolumeSecret",
+      "ControllerValidateVolumeCapabilitiesSecret",
+      "NodeStageVolumeSecret",
+      "NodePublishVolumeSecret",
+      "CreateSnapshotSecret",
+      "DeleteSnapshotSecret",
+      "ControllerExpandVolumeSecret",
+      "NodeExpandVolumeSecret",
       "ListSnapshotsSecret",
   };
   std::string yaml;
@@ -96,9 +103,7 @@ constexpr char kNodeSpecs[] = "Node Service";
 
 TEST_F(CsiSanitySuite, NodeSpecsPass) { RunSanity(std::string("-ginkgo.focus=") + kNodeSpecs, 23); }
 
-TEST_F(CsiSanitySuite, IdentityAndControllerSpecsPass) {
-  RunSanity(std::string("-ginkgo.skip=") + kNodeSpecs, 40);
-}
+TEST_F(CsiSanitySuite, IdentityAndControllerSpecsPass) { RunSanity(std::string("-ginkgo.skip=") + kNodeSpecs, 40); }
 
 }  // namespace
 }  // namespace nbdk::vmtest

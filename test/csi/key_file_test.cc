@@ -23,7 +23,9 @@ class KeyFileTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   void Plant(const std::string& dir, const std::string& name, std::time_t mtime) {
     std::ofstream(dir + "/" + name) << "AQD-key==\n";
-    struct utimbuf t{mtime, mtime};
+    struct utimbuf t {
+      mtime, mtime
+    };
     ASSERT_EQ(::utime((dir + "/" + name).c_str(), &t), 0);
   }
   std::string root_;
@@ -60,13 +62,16 @@ TEST_F(KeyFileTest, ACrashesKeysAreRemovedAndTheJournaledOnesAndCallsInFlightSta
   Plant(dir, ".create-1234.key", start - 100);  // a Controller call the crash cut short
   Plant(dir, ".create-5678.key", start + 1);    // one running since the start
   Plant(dir, "notes.txt", start - 100);
-  auto removed = RemoveStaleKeyFiles(dir, [](std::string_view id) { return id == "vol-journaled"; }, start);
+  auto removed = RemoveStaleKeyFiles(
+      dir, [](std::string_view id) { return id == "vol-journaled"; }, start);
   ASSERT_TRUE(removed.ok()) << removed.status().ToString();
   EXPECT_EQ(*removed, (std::vector<std::string>{".create-1234.key", "vol-gone.key"}));
   EXPECT_TRUE(fs::exists(dir + "/vol-journaled.key"));
   EXPECT_TRUE(fs::exists(dir + "/.create-5678.key"));
   EXPECT_TRUE(fs::exists(dir + "/notes.txt"));
-  EXPECT_TRUE(RemoveStaleKeyFiles(root_ + "/none", [](std::string_view) { return false; }, start)->empty());
+  EXPECT_TRUE(RemoveStaleKeyFiles(
+                  root_ + "/none", [](std::string_view) { return false; }, start)
+                  ->empty());
 }
 
 }  // namespace

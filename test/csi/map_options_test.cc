@@ -21,9 +21,7 @@ TEST(NbdOptionSectionTest, BareSectionIsKrbdAndEmptyIsNothing) {
   EXPECT_EQ(*NbdOptionSection(";;"), "");
 }
 
-TEST(NbdOptionSectionTest, LastNbdSectionWinsAsInCephCsi) {
-  EXPECT_EQ(*NbdOptionSection("nbd:a;nbd:b"), "b");
-}
+TEST(NbdOptionSectionTest, LastNbdSectionWinsAsInCephCsi) { EXPECT_EQ(*NbdOptionSection("nbd:a;nbd:b"), "b"); }
 
 TEST(NbdOptionSectionTest, RejectsUnknownMounter) {
   auto r = NbdOptionSection("rbd:exclusive");

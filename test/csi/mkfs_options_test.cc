@@ -31,12 +31,12 @@ TEST(MkfsOptions, GivenOnesReplaceTheDefaultsAsSeparateArguments) {
   EXPECT_EQ(*MkfsOptions("ext4", "-m0 -E lazy_itable_init=0,nodiscard -O ^metadata_csum,64bit -b 4096 -L data"),
             (Args{"-m", "0", "-E", "lazy_itable_init=0,nodiscard", "-O", "^metadata_csum,64bit", "-b", "4096", "-L",
                   "data"}));
-  EXPECT_EQ(*MkfsOptions("ext4", "  -j   -i 8192 -T largefile -e remount-ro -m 0.5 -E root_owner=1000:1000"),
-            (Args{"-j", "-i", "8192", "-T", "largefile", "-e", "remount-ro", "-m", "0.5", "-E",
-                  "root_owner=1000:1000"}));
-  EXPECT_EQ(*MkfsOptions("xfs", "-K -m reflink=0,crc=1 -d su=64k,sw=4 -i size=512 -n ftype=1 -L logs"),
-            (Args{"-K", "-m", "reflink=0,crc=1", "-d", "su=64k,sw=4", "-i", "size=512", "-n", "ftype=1", "-L",
-                  "logs"}));
+  EXPECT_EQ(
+      *MkfsOptions("ext4", "  -j   -i 8192 -T largefile -e remount-ro -m 0.5 -E root_owner=1000:1000"),
+      (Args{"-j", "-i", "8192", "-T", "largefile", "-e", "remount-ro", "-m", "0.5", "-E", "root_owner=1000:1000"}));
+  EXPECT_EQ(
+      *MkfsOptions("xfs", "-K -m reflink=0,crc=1 -d su=64k,sw=4 -i size=512 -n ftype=1 -L logs"),
+      (Args{"-K", "-m", "reflink=0,crc=1", "-d", "su=64k,sw=4", "-i", "size=512", "-n", "ftype=1", "-L", "logs"}));
 }
 
 // What names a host file or device, changes what is made, or is not listed

@@ -25,8 +25,8 @@ TEST(MountFlagsTest, SelinuxContextWithCategoriesStaysOneOption) {
 
 TEST(MountFlagsTest, PathsCrashSafetyAndPrivilegeOptionsAreRefused) {
   for (const char* bad : {"journal_path=/dev/sda", "logdev=/dev/sda", "rtdev=/dev/sdb", "nobarrier", "barrier=0",
-                          "errors=panic", "suid", "dev", "rw", "loop", "offset=0", "norecovery", "uid=0", "x-mount.mkdir",
-                          "data=", "commit=-1", "commit=1e9", "context=$(id)", "remount"}) {
+                          "errors=panic", "suid", "dev", "rw", "loop", "offset=0", "norecovery", "uid=0",
+                          "x-mount.mkdir", "data=", "commit=-1", "commit=1e9", "context=$(id)", "remount"}) {
     auto r = ParseMountFlags({bad}, "ext4", kField);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << bad;

@@ -20,14 +20,14 @@
 namespace nbdk::vmtest {
 
 // EXPECT/ASSERT that a gRPC call succeeded, printing its error otherwise.
-#define EXPECT_GRPC_OK(expr)                                                      \
-  do {                                                                            \
-    grpc::Status s_ = (expr);                                                     \
+#define EXPECT_GRPC_OK(expr)                                                               \
+  do {                                                                                     \
+    grpc::Status s_ = (expr);                                                              \
     EXPECT_TRUE(s_.ok()) << #expr << ": " << s_.error_code() << " " << s_.error_message(); \
   } while (0)
-#define ASSERT_GRPC_OK(expr)                                                      \
-  do {                                                                            \
-    grpc::Status s_ = (expr);                                                     \
+#define ASSERT_GRPC_OK(expr)                                                               \
+  do {                                                                                     \
+    grpc::Status s_ = (expr);                                                              \
     ASSERT_TRUE(s_.ok()) << #expr << ": " << s_.error_code() << " " << s_.error_message(); \
   } while (0)
 

@@ -14,7 +14,8 @@ using Strings = std::vector<std::string>;
 TEST(NodeLabels, FlagAndFileFormsAreOneRule) {
   auto flag = ParseNodeLabels(" topology.kubernetes.io/zone=z1, kubernetes.io/hostname=node-1.example.com ,", "f");
   ASSERT_TRUE(flag.ok()) << flag.status().ToString();
-  EXPECT_EQ(*flag, (NodeLabels{{"kubernetes.io/hostname", "node-1.example.com"}, {"topology.kubernetes.io/zone", "z1"}}));
+  EXPECT_EQ(*flag,
+            (NodeLabels{{"kubernetes.io/hostname", "node-1.example.com"}, {"topology.kubernetes.io/zone", "z1"}}));
   auto file = ParseNodeLabels("# placed by the rack survey\nrack=r7\n\n  row=a,empty=\n", "f");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(*file, (NodeLabels{{"empty", ""}, {"rack", "r7"}, {"row", "a"}}));
@@ -22,12 +23,9 @@ TEST(NodeLabels, FlagAndFileFormsAreOneRule) {
 
 TEST(NodeLabels, RefusalsNameWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
-      {"zone", "'zone' is not key=value"},
-      {"Zone.Example.com/zone=a", "is not a label key"},
-      {"example.com/=a", "is not a label key"},
-      {"-zone=a", "is not a label key"},
-      {"zone=-a", "is not a label value"},
-      {"zone=a b", "is not a label value"},
+      {"zone", "'zone' is not key=value"},        {"Zone.Example.com/zone=a", "is not a label key"},
+      {"example.com/=a", "is not a label key"},   {"-zone=a", "is not a label key"},
+      {"zone=-a", "is not a label value"},        {"zone=a b", "is not a label value"},
       {"zone=a,zone=b", "'zone' is given twice"},
   };
   for (const auto& [text, error] : cases) {
@@ -43,11 +41,11 @@ TEST(NodeLabels, RefusalsNameWhatIsWrong) {
 
 TEST(NodeTopology, EachDomainLabelIsASegmentOfTheDriver) {
   NodeLabels labels = {{"topology.kubernetes.io/region", "east"}, {"topology.kubernetes.io/zone", "1"}, {"x", "y"}};
-  auto segments = NodeTopology({"topology.kubernetes.io/region", "topology.kubernetes.io/zone"}, labels,
-                               "rbd.nbdkeeper.io");
+  auto segments =
+      NodeTopology({"topology.kubernetes.io/region", "topology.kubernetes.io/zone"}, labels, "rbd.nbdkeeper.io");
   ASSERT_TRUE(segments.ok()) << segments.status().ToString();
-  EXPECT_EQ(*segments, (TopologySegments{{"topology.rbd.nbdkeeper.io/region", "east"},
-                                         {"topology.rbd.nbdkeeper.io/zone", "1"}}));
+  EXPECT_EQ(*segments,
+            (TopologySegments{{"topology.rbd.nbdkeeper.io/region", "east"}, {"topology.rbd.nbdkeeper.io/zone", "1"}}));
   EXPECT_TRUE(NodeTopology({}, labels, "d")->empty());
   auto missing = NodeTopology({"topology.kubernetes.io/zone", "rack", "row"}, labels, "d");
   ASSERT_FALSE(missing.ok());
@@ -55,9 +53,8 @@ TEST(NodeTopology, EachDomainLabelIsASegmentOfTheDriver) {
 }
 
 TEST(CrushLocation, LabelsBecomeCrushTypesAndNamesAsCephCsiMakesThem) {
-  NodeLabels labels = {{"kubernetes.io/hostname", "node-1.example.com"},
-                       {"topology.kubernetes.io/zone", "z1"},
-                       {"rack", ""}};
+  NodeLabels labels = {
+      {"kubernetes.io/hostname", "node-1.example.com"}, {"topology.kubernetes.io/zone", "z1"}, {"rack", ""}};
   auto location = CrushLocation({"kubernetes.io/hostname", "topology.kubernetes.io/zone", "rack", "absent"}, labels);
   EXPECT_EQ(location, (std::map<std::string, std::string>{{"host", "node-1-example-com"}, {"zone", "z1"}}));
   EXPECT_EQ(ReadAffinityMapOptions(location),

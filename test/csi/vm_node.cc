@@ -43,9 +43,7 @@ csi::v1::VolumeCapability BlockCapability(csi::v1::VolumeCapability::AccessMode:
   return cap;
 }
 
-int RbdNbdProcessesFor(const std::string& image) {
-  return static_cast<int>(RbdNbdProcessesFor(Ceph(), image).size());
-}
+int RbdNbdProcessesFor(const std::string& image) { return static_cast<int>(RbdNbdProcessesFor(Ceph(), image).size()); }
 
 VmNode::VmNode(std::string root, std::string node_id) : root_(std::move(root)), node_id_(std::move(node_id)) {}
 
@@ -99,8 +97,7 @@ void VmNode::Kill() {
   }
 }
 
-csi::v1::NodeStageVolumeRequest VmNode::StageReq(const std::string& image,
-                                                 const csi::v1::VolumeCapability& cap) const {
+csi::v1::NodeStageVolumeRequest VmNode::StageReq(const std::string& image, const csi::v1::VolumeCapability& cap) const {
   csi::v1::NodeStageVolumeRequest req;
   req.set_volume_id(image);
   req.set_staging_target_path(StagingPath(image));

@@ -25,11 +25,11 @@ const CephEnv& Ceph();
 // earlier run is replaced); false with the reason in `error` otherwise.
 bool CreateTestImage(const std::string& name, int mib, std::string* error);
 
-csi::v1::VolumeCapability MountCapability(const std::string& fs_type,
-                                          csi::v1::VolumeCapability::AccessMode::Mode mode =
-                                              csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-csi::v1::VolumeCapability BlockCapability(csi::v1::VolumeCapability::AccessMode::Mode mode =
-                                              csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+csi::v1::VolumeCapability MountCapability(
+    const std::string& fs_type,
+    csi::v1::VolumeCapability::AccessMode::Mode mode = csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+csi::v1::VolumeCapability BlockCapability(
+    csi::v1::VolumeCapability::AccessMode::Mode mode = csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
 
 // rbd-nbd processes serving `image` of the test pool, on every node of
 // this VM.

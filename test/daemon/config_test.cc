@@ -43,12 +43,13 @@ TEST(ConfigTest, NodeLabelsGiveTheTopologySegmentsAtStart) {
   ASSERT_GE(fd, 0);
   ::close(fd);
   std::ofstream(path) << "# this node\ntopology.kubernetes.io/zone=z1\n";
-  auto r = Parse({"--driver-name=rbd.example.io", "--node-labels=topology.kubernetes.io/region=east",
-                  "--node-labels-file", path, "--domain-labels=topology.kubernetes.io/region,topology.kubernetes.io/zone",
-                  "--crush-location-labels=topology.kubernetes.io/zone"});
+  auto r =
+      Parse({"--driver-name=rbd.example.io", "--node-labels=topology.kubernetes.io/region=east", "--node-labels-file",
+             path, "--domain-labels=topology.kubernetes.io/region,topology.kubernetes.io/zone",
+             "--crush-location-labels=topology.kubernetes.io/zone"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->config.topology, (TopologySegments{{"topology.rbd.example.io/region", "east"},
-                                                  {"topology.rbd.example.io/zone", "z1"}}));
+  EXPECT_EQ(r->config.topology,
+            (TopologySegments{{"topology.rbd.example.io/region", "east"}, {"topology.rbd.example.io/zone", "z1"}}));
   EXPECT_EQ(r->config.node_labels.size(), 2u);
   EXPECT_EQ(r->config.crush_location_labels, (std::vector<std::string>{"topology.kubernetes.io/zone"}));
 
@@ -62,9 +63,8 @@ TEST(ConfigTest, NodeLabelsGiveTheTopologySegmentsAtStart) {
 }
 
 TEST(ConfigTest, FlagsInBothForms) {
-  auto r = Parse({"--csi-endpoint=unix:///tmp/x.sock", "--node-id", "n1", "--socket-mode", "0660",
-                  "--health-listen", "[::1]:9999", "--log-level=debug", "--on-stop", "detach",
-                  "--max-concurrent-attaches=0"});
+  auto r = Parse({"--csi-endpoint=unix:///tmp/x.sock", "--node-id", "n1", "--socket-mode", "0660", "--health-listen",
+                  "[::1]:9999", "--log-level=debug", "--on-stop", "detach", "--max-concurrent-attaches=0"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->config.max_concurrent_attaches, 0u);
   EXPECT_EQ(r->config.csi_socket_path, "/tmp/x.sock");

@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <filesystem>
+#include <map>
 
 #include "csi/proto/csi.grpc.pb.h"
 #include "test/common/daemon_process.h"
@@ -80,7 +80,8 @@ TEST_F(DaemonTest, IdentityOverUnixSocket) {
 TEST_F(DaemonTest, NodeGetInfoReportsTheNodesTopology) {
   for (bool labelled : {false, true}) {
     std::vector<std::string> flags;
-    if (labelled) flags = {"--node-labels=topology.kubernetes.io/zone=z1,rack=r7", "--domain-labels=topology.kubernetes.io/zone"};
+    if (labelled)
+      flags = {"--node-labels=topology.kubernetes.io/zone=z1,rack=r7", "--domain-labels=topology.kubernetes.io/zone"};
     ASSERT_TRUE(daemon_->Start(flags)) << daemon_->Log();
     auto node = csi::v1::Node::NewStub(grpc::CreateChannel(daemon_->endpoint(), grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
@@ -100,7 +101,7 @@ TEST_F(DaemonTest, NodeGetInfoReportsTheNodesTopology) {
 
 TEST_F(DaemonTest, SocketIsPrivateByDefault) {
   ASSERT_TRUE(daemon_->Start()) << daemon_->Log();
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(daemon_->socket_path().c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -108,7 +109,7 @@ TEST_F(DaemonTest, SocketIsPrivateByDefault) {
 
 TEST_F(DaemonTest, SocketModeIsConfigurable) {
   ASSERT_TRUE(daemon_->Start({"--socket-mode=0660"})) << daemon_->Log();
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(daemon_->socket_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
 }

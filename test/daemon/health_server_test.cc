@@ -1,7 +1,6 @@
 #include "daemon/health_server.h"
 
 #include <gtest/gtest.h>
-
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>

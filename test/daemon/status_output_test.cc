@@ -23,12 +23,8 @@ namespace {
 
 class NoLockBreaks final : public LockBreaker {
  public:
-  void ListClients(const ImageSpec&, std::function<void(Result<ImageClients>)> done) override {
-    done(ImageClients{});
-  }
-  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override {
-    done(Status::Ok());
-  }
+  void ListClients(const ImageSpec&, std::function<void(Result<ImageClients>)> done) override { done(ImageClients{}); }
+  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override { done(Status::Ok()); }
 };
 
 constexpr char kBoot[] = "1b5e4f3c-9a7d-4d4e-8b1f-2c3d4e5f6a7b";

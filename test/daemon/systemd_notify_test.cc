@@ -84,8 +84,8 @@ TEST(SystemdNotifyTest, ReadyStatusWatchdogAndStopping) {
   EXPECT_TRUE(ready) << "messages so far: " << msgs.size();
   EXPECT_GE(Count(msgs, "STATUS=serving CSI on " + dir + "/csi.sock"), 1);
   ::kill(pid, SIGTERM);
-  EXPECT_TRUE(notify.ReadUntil(&msgs, [](const auto& m) { return Count(m, "STOPPING=1") == 1; },
-                               std::chrono::seconds(20)));
+  EXPECT_TRUE(notify.ReadUntil(
+      &msgs, [](const auto& m) { return Count(m, "STOPPING=1") == 1; }, std::chrono::seconds(20)));
   int st = 0;
   ASSERT_EQ(::waitpid(pid, &st, 0), pid);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);

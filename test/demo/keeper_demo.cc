@@ -92,8 +92,8 @@ class Demo {
     // The config names paths only: the cephx key reaches the daemon in the
     // CSI secret, and the daemon keeps it in a 0600 file under key_dir.
     std::string config = "{\n  \"csi_endpoint\": \"unix://" + daemon_.socket_path() + "\",\n  \"state_dir\": \"" +
-                         Path("state") + "\",\n  \"key_dir\": \"" + Path("keys") + "\",\n  \"csi_root\": \"" + std::string(kRoot) +
-                         "\",\n  \"health_listen\": \"127.0.0.1:" + std::to_string(port_) +
+                         Path("state") + "\",\n  \"key_dir\": \"" + Path("keys") + "\",\n  \"csi_root\": \"" +
+                         std::string(kRoot) + "\",\n  \"health_listen\": \"127.0.0.1:" + std::to_string(port_) +
                          "\",\n  \"node_id\": \"demo-node\",\n  \"ceph_csi_config\": \"" +
                          Path("ceph-csi-config.json") + "\",\n  \"ceph_conf\": \"" + ceph_.conf + "\"\n}\n";
     std::ofstream(Path("nbdkeeper.json")) << config;
@@ -104,8 +104,8 @@ class Demo {
     auto t0 = Clock::now();
     if (!daemon_.StartWithConfig(Path("nbdkeeper.json"), port_)) return Fail("nbdkeeperd did not start");
     if (!WaitReady()) return Fail("nbdkeeperd never became ready (/readyz)");
-    Say("      nbdkeeperd (pid %d) ready in %.1f s: CSI on %s, status on http://127.0.0.1:%d/status\n",
-        daemon_.pid(), Secs(Clock::now() - t0), daemon_.endpoint().c_str(), port_);
+    Say("      nbdkeeperd (pid %d) ready in %.1f s: CSI on %s, status on http://127.0.0.1:%d/status\n", daemon_.pid(),
+        Secs(Clock::now() - t0), daemon_.endpoint().c_str(), port_);
     return true;
   }
 
@@ -130,8 +130,8 @@ class Demo {
     {
       grpc::ClientContext ctx;
       csi::v1::NodeStageVolumeResponse resp;
-      auto st = node_->NodeStageVolume(&ctx, nbdk::vmtest::StageRequest(ceph_, kCluster, kImage, Path("staging")),
-                                       &resp);
+      auto st =
+          node_->NodeStageVolume(&ctx, nbdk::vmtest::StageRequest(ceph_, kCluster, kImage, Path("staging")), &resp);
       if (!st.ok()) return Fail("NodeStageVolume: " + st.error_message());
     }
     staged_ = true;
@@ -248,12 +248,12 @@ class Demo {
     std::this_thread::sleep_for(std::chrono::seconds(2));
     bool writing = writer_->writes() > writes1;
     if (after && after->state == "Connected" && after->pid == before->pid) {
-      Say("      /status: %s on %s - the new daemon took the running rbd-nbd (pid %d) back%s\n",
-          after->state.c_str(), after->device.c_str(), after->pid, after->adopted ? " (adopted)" : "");
+      Say("      /status: %s on %s - the new daemon took the running rbd-nbd (pid %d) back%s\n", after->state.c_str(),
+          after->device.c_str(), after->pid, after->adopted ? " (adopted)" : "");
       restart_ = "volume re-adopted";
     } else if (after && after->state == "Connected") {
-      Say("      /status: %s on %s with a new rbd-nbd (pid %d, was %d)\n", after->state.c_str(),
-          after->device.c_str(), after->pid, before->pid);
+      Say("      /status: %s on %s with a new rbd-nbd (pid %d, was %d)\n", after->state.c_str(), after->device.c_str(),
+          after->pid, before->pid);
       restart_ = "volume re-attached";
     } else {
       // Re-adoption after a restart may be missing from this build: say

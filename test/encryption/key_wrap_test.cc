@@ -43,7 +43,7 @@ TEST(KeyWrapTest, WritesJsonByteForByteAsGoEncodingJson) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->nonce, std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b", 12));
   EXPECT_EQ(parsed->sealed.size(), kPassphrase.size() + kWrapTagBytes);  // Seal appends the tag
-  EXPECT_EQ(EncodeWrappedKey(*parsed), kWrapped);                         // '/' unescaped, compact, dek first
+  EXPECT_EQ(EncodeWrappedKey(*parsed), kWrapped);                        // '/' unescaped, compact, dek first
 }
 
 TEST(KeyWrapTest, AWrongEncryptionPassphraseOrVolumeIdFailsAuthentication) {
@@ -113,8 +113,8 @@ TEST(KeyWrapTest, RefusesAnEmptyVolumeIdAndAnOverlongPassphrase) {
               Code::kInvalidArgument, "the volume ID is empty");
   ExpectError(Unwrap(kWrapped, kEncryptionPassphrase, "").status(), Code::kInvalidArgument, "the volume ID is empty");
   SecretBytes overlong = SecretBytes::Zeroed(kMaxWrappablePassphraseBytes + 1);
-  ExpectError(WrapVolumePassphrase(overlong, Secret(kEncryptionPassphrase), kVolumeId).status(),
-              Code::kInvalidArgument, "1025 bytes, more than 1024");
+  ExpectError(WrapVolumePassphrase(overlong, Secret(kEncryptionPassphrase), kVolumeId).status(), Code::kInvalidArgument,
+              "1025 bytes, more than 1024");
   SecretBytes longest = SecretBytes::Zeroed(kMaxWrappablePassphraseBytes);
   auto wrapped = WrapVolumePassphrase(longest, Secret(kEncryptionPassphrase), kVolumeId);
   ASSERT_TRUE(wrapped.ok());

@@ -67,12 +67,13 @@ TEST(KmsConfigTest, ServesMetadataAndDefaultEntries) {
 }
 
 TEST(KmsConfigTest, RefusesEveryOtherCephCsiTypeByName) {
-  ExpectRefused("vault-test", Code::kInvalidArgument, "KMS ID 'vault-test': encryptionKMSType 'vault': a ceph-csi KMS "
-                                                      "type nbdkeeper does not support");
+  ExpectRefused("vault-test", Code::kInvalidArgument,
+                "KMS ID 'vault-test': encryptionKMSType 'vault': a ceph-csi KMS "
+                "type nbdkeeper does not support");
   ExpectRefused("vault-tokens-test", Code::kInvalidArgument, "'vaulttokens'");
   ExpectRefused("kmip-test", Code::kInvalidArgument, "KMS_PROVIDER 'kmip'");
-  for (std::string_view type : {"vault", "vaulttokens", "vaulttenantsa", "aws-metadata", "aws-sts-metadata",
-                                "azure-kv", "ibmkeyprotect", "kmip"}) {
+  for (std::string_view type : {"vault", "vaulttokens", "vaulttenantsa", "aws-metadata", "aws-sts-metadata", "azure-kv",
+                                "ibmkeyprotect", "kmip"}) {
     std::string json = R"({"k": {"encryptionKMSType": ")" + std::string(type) + R"("}})";
     auto settings = ParseKmsConfig(json)->Resolve("k");
     ASSERT_FALSE(settings.ok()) << type;

@@ -106,7 +106,7 @@ TEST(LuksFileTest, FormatsWhatCephCsisLuksFormatMakes) {
   const rapidjson::Value& slot = header["keyslots"]["0"];
   EXPECT_EQ(Text(slot["kdf"]["type"]), "argon2id");
   EXPECT_EQ(slot["kdf"]["memory"].GetInt(), 32768);  // --pbkdf-memory 32768
-  EXPECT_EQ(Text(slot["af"]["hash"]), "sha256");    // --hash sha256
+  EXPECT_EQ(Text(slot["af"]["hash"]), "sha256");     // --hash sha256
   EXPECT_EQ(slot["key_size"].GetInt(), 64);
   EXPECT_EQ(header["keyslots"].MemberCount(), 1u);  // slot 0, the only one
   EXPECT_EQ(Text(header["digests"]["0"]["hash"]), "sha256");

@@ -15,13 +15,16 @@ namespace nbdk {
 namespace {
 
 template <typename T>
-concept Streamable = requires(std::ostream& os, const T& value) { os << value; };
+concept Streamable = requires(std::ostream& os, const T& value) {
+  os << value;
+};
 
 // A secret is never printable, copied or a string by accident.
 static_assert(!Streamable<SecretBytes>);
 static_assert(!std::is_copy_constructible_v<SecretBytes> && !std::is_copy_assignable_v<SecretBytes>);
 static_assert(std::is_nothrow_move_constructible_v<SecretBytes> && std::is_nothrow_move_assignable_v<SecretBytes>);
-static_assert(!std::is_convertible_v<SecretBytes, std::string> && !std::is_convertible_v<SecretBytes, std::string_view>);
+static_assert(!std::is_convertible_v<SecretBytes, std::string> &&
+              !std::is_convertible_v<SecretBytes, std::string_view>);
 static_assert(!std::is_convertible_v<std::string_view, SecretBytes>);
 
 bool InUrlAlphabet(char c) {

@@ -3,10 +3,10 @@
 // map command that parses names a pool and image that pass Ceph's rule; a
 // bad command line is refused within the error rule
 // (base/quote_field.h).
+#include "ceph/image_spec.h"
 #include "daemon/ctl/cephx_key.h"
 #include "daemon/ctl/ctl_args.h"
 #include "daemon/ctl/volume_table.h"
-#include "ceph/image_spec.h"
 #include "test/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

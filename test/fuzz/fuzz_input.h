@@ -14,12 +14,12 @@
 
 // A broken invariant aborts: libFuzzer reports it as a crash and keeps the
 // input that broke it.
-#define NBDK_FUZZ_CHECK(condition)                                                                 \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
-      std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #condition);       \
-      std::abort();                                                                                \
-    }                                                                                              \
+#define NBDK_FUZZ_CHECK(condition)                                                           \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
+      std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)
 
 namespace nbdk::fuzz {
@@ -28,9 +28,7 @@ namespace nbdk::fuzz {
 // short and inert already: the last guard (BoundMessage) leaves it as is.
 inline bool WithinErrorRule(const Status& status) { return BoundMessage(status.message()) == status.message(); }
 
-inline std::string_view Text(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view Text(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // "a\nb" -> {"a", "b"}: lists such as argv or mount flags, one per piece.
 inline std::vector<std::string> Split(std::string_view text, char separator) {

@@ -12,8 +12,8 @@ namespace nbdk {
 
 // <proc_root>/<pid>/cmdline holding `cmdline` (NULs included), an exe link
 // to `exe` and a status whose Uid line gives `uid` four times.
-inline void WriteFakeProcess(const std::string& proc_root, int pid, const std::string& cmdline,
-                             const std::string& exe, int64_t uid) {
+inline void WriteFakeProcess(const std::string& proc_root, int pid, const std::string& cmdline, const std::string& exe,
+                             int64_t uid) {
   std::string d = proc_root + "/" + std::to_string(pid);
   std::filesystem::create_directories(d);
   std::ofstream(d + "/cmdline", std::ios::binary) << cmdline;

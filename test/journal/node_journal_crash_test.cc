@@ -143,9 +143,8 @@ TEST(NodeJournalCrashTest, SigkillDuringPutsLeavesOnlyWholeRecords) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   std::cout << "crash test: " << kRounds << " SIGKILLs, " << total_puts << " completed Puts, " << mid_put
-            << " kills during a Put (" << new_versions << " of those already showed the new version), "
-            << temp_files << " leftover temp files cleaned, 0 torn or quarantined, " << seconds << " s"
-            << std::endl;
+            << " kills during a Put (" << new_versions << " of those already showed the new version), " << temp_files
+            << " leftover temp files cleaned, 0 torn or quarantined, " << seconds << " s" << std::endl;
   ::testing::Test::RecordProperty("completed_puts", total_puts);
   ::testing::Test::RecordProperty("kills_during_put", mid_put);
   p->~Progress();

@@ -31,8 +31,9 @@ class ScratchDir {
   }
   ~ScratchDir() {
     if (!path_.empty()) {
-      nftw(path_.c_str(), [](const char* p, const struct stat*, int, FTW*) { return ::remove(p); }, 16,
-           FTW_DEPTH | FTW_PHYS);
+      nftw(
+          path_.c_str(), [](const char* p, const struct stat*, int, FTW*) { return ::remove(p); }, 16,
+          FTW_DEPTH | FTW_PHYS);
     }
   }
   ScratchDir(const ScratchDir&) = delete;
@@ -101,9 +102,7 @@ inline std::vector<std::string> Files(const std::string& dir) {
 class NodeJournalTest : public ::testing::Test {
  protected:
   std::string JournalDir() const { return scratch_.path() + "/journal"; }
-  std::string PathOf(const std::string& volume_id) const {
-    return JournalDir() + "/" + *RecordFileName(volume_id);
-  }
+  std::string PathOf(const std::string& volume_id) const { return JournalDir() + "/" + *RecordFileName(volume_id); }
   NodeJournal OpenJournal(JournalFs& fs = PosixJournalFs()) {
     Result<NodeJournal> j = NodeJournal::Open(JournalDir(), fs);
     EXPECT_TRUE(j.ok()) << j.status().ToString();

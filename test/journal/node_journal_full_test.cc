@@ -70,23 +70,22 @@ TEST_P(JournalFullStepTest, PutFailsResourceExhaustedAndARestartReadsAWholeRecor
 
 INSTANTIATE_TEST_SUITE_P(
     EveryStep, JournalFullStepTest,
-    ::testing::Values(
-        FullStep{"Write", [](FailingJournalFs& fs) { fs.fail_write_number = fs.writes + 1; }, "write", false, false,
-                 false},
-        FullStep{"TempFileFsync",
-                 [](FailingJournalFs& fs) {
-                   fs.fsync_errno = ENOSPC;
-                   fs.fail_fsync_number = fs.fsyncs + 1;
-                 },
-                 "fsync", false, false, true},
-        FullStep{"Rename", [](FailingJournalFs& fs) { fs.fail_rename_number = fs.renames + 1; }, "rename", false,
-                 false, false},
-        FullStep{"DirectoryFsync",
-                 [](FailingJournalFs& fs) {
-                   fs.fsync_errno = ENOSPC;
-                   fs.fail_fsync_number = fs.fsyncs + 2;
-                 },
-                 "fsync", true, true, true}),
+    ::testing::Values(FullStep{"Write", [](FailingJournalFs& fs) { fs.fail_write_number = fs.writes + 1; }, "write",
+                               false, false, false},
+                      FullStep{"TempFileFsync",
+                               [](FailingJournalFs& fs) {
+                                 fs.fsync_errno = ENOSPC;
+                                 fs.fail_fsync_number = fs.fsyncs + 1;
+                               },
+                               "fsync", false, false, true},
+                      FullStep{"Rename", [](FailingJournalFs& fs) { fs.fail_rename_number = fs.renames + 1; }, "rename",
+                               false, false, false},
+                      FullStep{"DirectoryFsync",
+                               [](FailingJournalFs& fs) {
+                                 fs.fsync_errno = ENOSPC;
+                                 fs.fail_fsync_number = fs.fsyncs + 2;
+                               },
+                               "fsync", true, true, true}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The journal's directory on a tmpfs of its own, which the test fills.
@@ -114,8 +113,7 @@ TEST_F(JournalOnTmpfsTest, OutOfBlocksPutFailsAndTheOldRecordSurvivesARestart) {
     for (const VolumeRecord& r : {v2, FullRecord("vol-b")}) {
       Status s = j.Put(r);
       EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
-      EXPECT_NE(s.message().find("write " + PathOf(r.volume_id) + ".tmp: No space left on device"),
-                std::string::npos)
+      EXPECT_NE(s.message().find("write " + PathOf(r.volume_id) + ".tmp: No space left on device"), std::string::npos)
           << s.ToString();
     }
     EXPECT_EQ(Files(JournalDir()), (std::vector<std::string>{"LOCK", "filler", "v.vol-a.rec"}));

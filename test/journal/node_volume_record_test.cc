@@ -22,14 +22,29 @@ using testing::ScratchDir;
 enum class Kind { kString, kStrings, kBool, kInt, kTargets };
 
 const std::vector<std::pair<std::string, Kind>> kFields = {
-    {"volume_id", Kind::kString},       {"cluster_id", Kind::kString},      {"monitors", Kind::kStrings},
-    {"pool", Kind::kString},            {"rados_namespace", Kind::kString}, {"image", Kind::kString},
-    {"user_id", Kind::kString},         {"keyfile_path", Kind::kString},    {"ceph_conf_path", Kind::kString},
-    {"nbd_device", Kind::kString},      {"cookie", Kind::kString},          {"map_options", Kind::kStrings},
-    {"fs_type", Kind::kString},         {"block", Kind::kBool},             {"read_only", Kind::kBool},
-    {"staging_path", Kind::kString},    {"published_targets", Kind::kTargets}, {"rbd_nbd_pid", Kind::kInt},
-    {"boot_id", Kind::kString},         {"reattach_timeout_s", Kind::kInt}, {"created_ms", Kind::kInt},
-    {"updated_ms", Kind::kInt},         {"state", Kind::kString},
+    {"volume_id", Kind::kString},
+    {"cluster_id", Kind::kString},
+    {"monitors", Kind::kStrings},
+    {"pool", Kind::kString},
+    {"rados_namespace", Kind::kString},
+    {"image", Kind::kString},
+    {"user_id", Kind::kString},
+    {"keyfile_path", Kind::kString},
+    {"ceph_conf_path", Kind::kString},
+    {"nbd_device", Kind::kString},
+    {"cookie", Kind::kString},
+    {"map_options", Kind::kStrings},
+    {"fs_type", Kind::kString},
+    {"block", Kind::kBool},
+    {"read_only", Kind::kBool},
+    {"staging_path", Kind::kString},
+    {"published_targets", Kind::kTargets},
+    {"rbd_nbd_pid", Kind::kInt},
+    {"boot_id", Kind::kString},
+    {"reattach_timeout_s", Kind::kInt},
+    {"created_ms", Kind::kInt},
+    {"updated_ms", Kind::kInt},
+    {"state", Kind::kString},
 };
 
 // `record`'s JSON, edited by `edit`, then decoded.
@@ -78,7 +93,8 @@ TEST(VolumeRecordTest, EncodesExactlyTheDocumentedFieldsAndNoKey) {
   ASSERT_TRUE(doc.IsObject());
   std::set<std::string> members;
   for (auto& m : doc.GetObject()) members.insert(m.name.GetString());
-  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node", "rbd_clients", "luks_mapper", "snap"};
+  std::set<std::string> expected = {"mount_point_created", "mount_flags", "multi_node",
+                                    "rbd_clients",         "luks_mapper", "snap"};
   for (auto& [name, kind] : kFields) expected.insert(name);
   EXPECT_EQ(members, expected);
 }
@@ -225,7 +241,8 @@ TEST(VolumeRecordTest, TheClientsBeforeAServerRoundTripPresentEmptyOrAbsent) {
   rapidjson::Document doc;
   doc.Parse(EncodeVolumeRecord(r).c_str());
   EXPECT_FALSE(doc.HasMember("rbd_clients_before"));
-  for (std::vector<CephClient> before : {std::vector<CephClient>{}, std::vector<CephClient>{{"client.9", "10.0.0.8:0/5"}}}) {
+  for (std::vector<CephClient> before :
+       {std::vector<CephClient>{}, std::vector<CephClient>{{"client.9", "10.0.0.8:0/5"}}}) {
     r.rbd_clients_before = before;
     doc.Parse(EncodeVolumeRecord(r).c_str());
     ASSERT_TRUE(doc.HasMember("rbd_clients_before"));
@@ -323,9 +340,20 @@ TEST(RecordFileNameTest, KeepsCephCsiIdsReadable) {
 }
 
 TEST(RecordFileNameTest, MapsIdsToUniqueSafeNames) {
-  std::vector<std::string> ids = {"a_2eb", "a.b", "a_b", "a_5fb", "A", "a", "a..", "a__",
-                                  std::string(128, 'z'), std::string(127, 'z') + "y", "a" + std::string(59, '.'),
-                                  "a" + std::string(60, '.'), "a" + std::string(127, '_'), "a" + std::string(127, '.')};
+  std::vector<std::string> ids = {"a_2eb",
+                                  "a.b",
+                                  "a_b",
+                                  "a_5fb",
+                                  "A",
+                                  "a",
+                                  "a..",
+                                  "a__",
+                                  std::string(128, 'z'),
+                                  std::string(127, 'z') + "y",
+                                  "a" + std::string(59, '.'),
+                                  "a" + std::string(60, '.'),
+                                  "a" + std::string(127, '_'),
+                                  "a" + std::string(127, '.')};
   std::set<std::string> names;
   for (const std::string& id : ids) {
     Result<std::string> name = RecordFileName(id);
@@ -335,11 +363,12 @@ TEST(RecordFileNameTest, MapsIdsToUniqueSafeNames) {
     EXPECT_EQ(name->find('/'), std::string::npos) << *name;
     EXPECT_LE(name->size(), 186u) << *name;  // leaves room for the quarantine suffix
   }
-  EXPECT_EQ(*RecordFileName("a" + std::string(59, '.')), "v.a" + [] {
-    std::string s;
-    for (int i = 0; i < 59; ++i) s += "_2e";
-    return s;
-  }() + ".rec");
+  EXPECT_EQ(
+      *RecordFileName("a" + std::string(59, '.')), "v.a" + [] {
+        std::string s;
+        for (int i = 0; i < 59; ++i) s += "_2e";
+        return s;
+      }() + ".rec");
   EXPECT_TRUE(RecordFileName("a" + std::string(60, '.'))->starts_with("b."));  // 181 escaped bytes: base64url
 }
 

@@ -20,8 +20,8 @@ struct Harness {
   FakeOmapStore store;
   std::vector<std::string> uuids{kUuid1, kUuid2};
   size_t next = 0;
-  VolumeJournal journal{store, store, {5, 5}, "default", [this] { return uuids[next++ % uuids.size()]; },
-                        kSnapshotJournalNames};
+  VolumeJournal journal{
+      store, store, {5, 5}, "default", [this] { return uuids[next++ % uuids.size()]; }, kSnapshotJournalNames};
 
   Result<VolumeReservation> Create(const std::string& name, const std::string& source = kSource) {
     auto found = journal.Lookup(name, source);
@@ -107,7 +107,8 @@ TEST(SnapshotJournal, ListGivesEveryNameAndIgnoresVolumes) {
   EXPECT_EQ(list->at("snap-b").uuid, kUuid2);
 
   FakeOmapStore empty;
-  VolumeJournal none(empty, empty, {5, 5}, "default", [] { return std::string(kUuid1); }, kSnapshotJournalNames);
+  VolumeJournal none(
+      empty, empty, {5, 5}, "default", [] { return std::string(kUuid1); }, kSnapshotJournalNames);
   auto nothing = none.List();
   ASSERT_TRUE(nothing.ok());
   EXPECT_TRUE(nothing->empty());
@@ -120,7 +121,8 @@ TEST(SnapshotJournal, ListGivesEveryNameAndIgnoresVolumes) {
 
 TEST(SnapshotJournal, SeparateJournalPool) {
   FakeOmapStore dir, images;
-  VolumeJournal j(dir, images, {3, 10}, "default", [] { return std::string(kUuid1); }, kSnapshotJournalNames);
+  VolumeJournal j(
+      dir, images, {3, 10}, "default", [] { return std::string(kUuid1); }, kSnapshotJournalNames);
   ASSERT_TRUE(j.Reserve(kName, "", kSource).ok());
   EXPECT_EQ(dir.objects[kDir]["csi.snap.snapshot-4c1f"], std::string("0000000000000003/") + kUuid1);
   EXPECT_EQ(images.objects[std::string("csi.snap.") + kUuid1]["csi.journalpool"], "000000000000000a");
@@ -146,7 +148,8 @@ TEST(SnapshotJournal, EveryCrashPointThenRetryLeavesOneReservation) {
     for (const auto& [object, keys] : h.store.objects) {
       if (object == kDir) continue;
       if (object == "csi.snap." + r->uuid) {
-        EXPECT_EQ(keys, (OmapValues{{"csi.snapname", kName}, {"csi.imagename", r->image_name}, {"csi.source", kSource}}));
+        EXPECT_EQ(keys,
+                  (OmapValues{{"csi.snapname", kName}, {"csi.imagename", r->image_name}, {"csi.source", kSource}}));
       } else {
         EXPECT_TRUE(keys.empty()) << object;
       }

@@ -95,11 +95,10 @@ TEST(VolumeJournal, AnEncryptedVolumeRecordsItsKmsAndTypeInTheSameWrite) {
   auto r = h.journal.Reserve(kName, "", "", "", encryption);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->encryption, encryption);
-  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)],
-            (OmapValues{{"csi.volname", kName},
-                        {"csi.imagename", DefaultImageName(kUuid1)},
-                        {"csi.volume.encryptKMS", "secrets-metadata"},
-                        {"csi.volume.encryptionType", "block"}}));
+  EXPECT_EQ(h.store.objects[VolumeObject(kUuid1)], (OmapValues{{"csi.volname", kName},
+                                                               {"csi.imagename", DefaultImageName(kUuid1)},
+                                                               {"csi.volume.encryptKMS", "secrets-metadata"},
+                                                               {"csi.volume.encryptionType", "block"}}));
   auto found = h.journal.Lookup(kName);
   ASSERT_TRUE(found.ok() && *found);
   EXPECT_EQ(**found, *r);
@@ -147,7 +146,10 @@ TEST(VolumeJournal, GivesUpAfterFiveConflicts) {
   FakeOmapStore store;
   store.objects[VolumeObject(kUuid1)];
   int calls = 0;
-  VolumeJournal j(store, store, {1, 1}, "default", [&] { ++calls; return std::string(kUuid1); });
+  VolumeJournal j(store, store, {1, 1}, "default", [&] {
+    ++calls;
+    return std::string(kUuid1);
+  });
   auto r = j.Reserve(kName);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kAlreadyExists);

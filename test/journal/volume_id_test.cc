@@ -131,7 +131,10 @@ TEST(VolumeIdTest, RejectsNonCanonicalUuid) {
 }
 
 TEST(VolumeIdTest, ShowsUnprintableBytesSafely) {
-  std::string v = "\x01\x02" "01" + Valid().substr(4);
+  std::string v =
+      "\x01\x02"
+      "01" +
+      Valid().substr(4);
   auto r = DecodeVolumeId(v);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'\\x01\\x0201'"), std::string::npos) << r.status().message();

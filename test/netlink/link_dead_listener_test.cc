@@ -20,9 +20,7 @@ using testing::kNbdFamily;
 // A datagram socketpair standing in for the kernel's multicast socket.
 class SocketPair {
  public:
-  SocketPair() {
-    EXPECT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds_), 0);
-  }
+  SocketPair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds_), 0); }
   ~SocketPair() {
     close(fds_[0]);
     close(fds_[1]);
@@ -52,9 +50,9 @@ TEST(LinkDeadListenerTest, DeliversEachLinkDeadAndSkipsEverythingElse) {
       if (seen.size() == 3) loop.Stop();
     });
     ASSERT_TRUE(listener.Start().ok());
-    pair.Send({1, 2, 3});                                   // garbage
-    pair.Send(testing::StatusReply({{0, 1}}));              // another command
-    pair.Send(testing::LinkDead(9, kNbdFamily + 1));        // another family
+    pair.Send({1, 2, 3});                             // garbage
+    pair.Send(testing::StatusReply({{0, 1}}));        // another command
+    pair.Send(testing::LinkDead(9, kNbdFamily + 1));  // another family
     pair.Send(testing::LinkDead(4));
     pair.Send(Concat(testing::LinkDead(5), testing::LinkDead(6)));  // two in one datagram
     Timer safety(loop);
@@ -92,8 +90,7 @@ TEST(LinkDeadListenerTest, RunLoopWaitsForALateEventAfterTheLoopSatIdle) {
     const auto waited = std::chrono::steady_clock::now() - start;
     kernel.join();
     EXPECT_EQ(seen, (std::vector<int>{7}))
-        << "RunLoop returned after "
-        << std::chrono::duration_cast<milliseconds>(waited).count() << " ms";
+        << "RunLoop returned after " << std::chrono::duration_cast<milliseconds>(waited).count() << " ms";
   }
   EXPECT_TRUE(loop.Shutdown().ok());
 }
@@ -126,8 +123,7 @@ TEST(LinkDeadListenerTest, HandleDatagramReportsDestruction) {
   EventLoop loop;
   SocketPair pair;
   int calls = 0;
-  auto listener = std::make_unique<LinkDeadListener>(loop, pair.reader(), kNbdFamily,
-                                                     [&](int) { ++calls; });
+  auto listener = std::make_unique<LinkDeadListener>(loop, pair.reader(), kNbdFamily, [&](int) { ++calls; });
   EXPECT_TRUE(listener->HandleDatagram(testing::LinkDead(2)));
   EXPECT_TRUE(listener->HandleDatagram(std::vector<uint8_t>(7, 0xff)));
   EXPECT_EQ(calls, 1);

@@ -76,8 +76,7 @@ TEST(ParseStatusReplyTest, ItemWithoutIndexOrConnectedIsCorruption) {
     ASSERT_FALSE(devices.ok());
     EXPECT_EQ(devices.status().code(), Code::kCorruption);
     const char* name = missing == NBD_DEVICE_INDEX ? "NBD_DEVICE_INDEX" : "NBD_DEVICE_CONNECTED";
-    EXPECT_NE(devices.status().message().find(name), std::string::npos)
-        << devices.status().ToString();
+    EXPECT_NE(devices.status().message().find(name), std::string::npos) << devices.status().ToString();
   }
 }
 
@@ -145,10 +144,10 @@ TEST(ParseStatusReplyTest, NestedAttributeWithBadLengthIsCorruption) {
   };
   const Case cases[] = {
       {kIndexOffset, 6, "NBD_DEVICE_INDEX: expected a 4-byte u32, got 2"},
-      {kIndexOffset, 2, "has nla_len 2"},        // shorter than an attribute header
+      {kIndexOffset, 2, "has nla_len 2"},  // shorter than an attribute header
       {kConnectedOffset, 8, "NBD_DEVICE_CONNECTED: expected a 1-byte u8, got 4"},
-      {kItemOffset, 200, "has nla_len 200"},     // beyond the enclosing list
-      {kListOffset, 300, "has nla_len 300"},     // beyond the message
+      {kItemOffset, 200, "has nla_len 200"},  // beyond the enclosing list
+      {kListOffset, 300, "has nla_len 300"},  // beyond the message
   };
   for (const Case& c : cases) {
     auto bytes = OneDeviceReply();
@@ -165,8 +164,7 @@ TEST(ParseStatusReplyTest, WrongCommandOrFamilyIsInvalidArgument) {
   auto r = ParseStatusReply(testing::LinkDead(1), kNbdFamily);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("genl command 4, expected 5"), std::string::npos)
-      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("genl command 4, expected 5"), std::string::npos) << r.status().ToString();
 
   auto other_family = ParseStatusReply(testing::StatusReply({{0, 0}}, kNbdFamily + 1), kNbdFamily);
   ASSERT_FALSE(other_family.ok());
@@ -193,8 +191,7 @@ TEST(ParseStatusReplyTest, RandomlyCorruptedMessagesNeverCrash) {
                       SplitNetlinkDatagram(s).status()}) {
       if (st.ok()) continue;
       ++failures;
-      ASSERT_TRUE(st.code() == Code::kCorruption || st.code() == Code::kInvalidArgument)
-          << st.ToString();
+      ASSERT_TRUE(st.code() == Code::kCorruption || st.code() == Code::kInvalidArgument) << st.ToString();
     }
   }
   EXPECT_GT(failures, 0);
@@ -213,14 +210,14 @@ TEST(ParseLinkDeadTest, ReturnsTheIndex) {
 TEST(ParseLinkDeadTest, ParsesTheKernelsExactMulticast) {
   static_assert(kNbdFamily == 0x1a);
   const std::vector<uint8_t> kernel = {
-      28, 0, 0, 0,   // nlmsg_len: 16 + 4 + 8
-      0x1a, 0,       // nlmsg_type: the nbd family id
-      0, 0,          // nlmsg_flags: none on a multicast
-      0, 0, 0, 0,    // nlmsg_seq
-      0, 0, 0, 0,    // nlmsg_pid: the kernel
-      4, 1, 0, 0,    // genlmsghdr: cmd NBD_CMD_LINK_DEAD, version 1, reserved
-      8, 0, 1, 0,    // nlattr: nla_len 8, nla_type NBD_ATTR_INDEX
-      3, 0, 0, 0,    // u32 index
+      28,   0, 0, 0,  // nlmsg_len: 16 + 4 + 8
+      0x1a, 0,        // nlmsg_type: the nbd family id
+      0,    0,        // nlmsg_flags: none on a multicast
+      0,    0, 0, 0,  // nlmsg_seq
+      0,    0, 0, 0,  // nlmsg_pid: the kernel
+      4,    1, 0, 0,  // genlmsghdr: cmd NBD_CMD_LINK_DEAD, version 1, reserved
+      8,    0, 1, 0,  // nlattr: nla_len 8, nla_type NBD_ATTR_INDEX
+      3,    0, 0, 0,  // u32 index
   };
   auto index = ParseLinkDead(kernel, kNbdFamily);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
@@ -242,8 +239,8 @@ TEST(ParseLinkDeadTest, IndexOfWrongSizeIsCorruption) {
   auto index = ParseLinkDead(NlMsgBytes(msg.get()), kNbdFamily);
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), Code::kCorruption);
-  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX: expected a 4-byte u32, got 1"),
-            std::string::npos) << index.status().ToString();
+  EXPECT_NE(index.status().message().find("NBD_ATTR_INDEX: expected a 4-byte u32, got 1"), std::string::npos)
+      << index.status().ToString();
 }
 
 // libnl's nla_parse would keep the last of two; which one the kernel meant is unknowable.

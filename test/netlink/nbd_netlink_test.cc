@@ -30,8 +30,7 @@ TEST(NbdNetlinkTest, OpenSaysWhenTheNbdModuleIsMissing) {
     } else {
       ASSERT_FALSE(nl.ok());
       EXPECT_EQ(nl.status().code(), Code::kUnavailable);
-      EXPECT_EQ(nl.status().message(),
-                "generic netlink family 'nbd' not found: is the nbd kernel module loaded?");
+      EXPECT_EQ(nl.status().message(), "generic netlink family 'nbd' not found: is the nbd kernel module loaded?");
     }
   }
   EXPECT_TRUE(loop.Shutdown().ok());
@@ -48,8 +47,8 @@ std::vector<uint8_t> GetFamilyRequest(const char* name, uint32_t seq) {
 TEST(GenlExchangeTest, ReturnsTheReplyBeforeTheAck) {
   auto sock = ConnectGenlSocket(std::chrono::milliseconds(1000));
   ASSERT_TRUE(sock.ok()) << sock.status().ToString();
-  auto replies = GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 100), 100, "get nlctrl",
-                              std::chrono::milliseconds(2000));
+  auto replies =
+      GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 100), 100, "get nlctrl", std::chrono::milliseconds(2000));
   ASSERT_TRUE(replies.ok()) << replies.status().ToString();
   ASSERT_EQ(replies->size(), 1u);
   nlmsghdr hdr;
@@ -61,12 +60,11 @@ TEST(GenlExchangeTest, ReturnsTheReplyBeforeTheAck) {
 TEST(GenlExchangeTest, KernelErrorBecomesAStatusNamingTheRequest) {
   auto sock = ConnectGenlSocket(std::chrono::milliseconds(1000));
   ASSERT_TRUE(sock.ok()) << sock.status().ToString();
-  auto replies = GenlExchange(sock->get(), GetFamilyRequest("no-such-family", 7), 7,
-                              "get family no-such-family", std::chrono::milliseconds(2000));
+  auto replies = GenlExchange(sock->get(), GetFamilyRequest("no-such-family", 7), 7, "get family no-such-family",
+                              std::chrono::milliseconds(2000));
   ASSERT_FALSE(replies.ok());
   EXPECT_EQ(replies.status().code(), Code::kNotFound);  // the kernel says ENOENT
-  EXPECT_EQ(replies.status().message().rfind("get family no-such-family: ", 0), 0u)
-      << replies.status().ToString();
+  EXPECT_EQ(replies.status().message().rfind("get family no-such-family: ", 0), 0u) << replies.status().ToString();
 }
 
 TEST(GenlExchangeTest, SkipsAnswersToAnEarlierRequest) {
@@ -76,11 +74,11 @@ TEST(GenlExchangeTest, SkipsAnswersToAnEarlierRequest) {
   auto stale = GetFamilyRequest("no-such-family", 1);
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  ASSERT_EQ(sendto(nl_socket_get_fd(sock->get()), stale.data(), stale.size(), 0,
-                   reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)),
+  ASSERT_EQ(sendto(nl_socket_get_fd(sock->get()), stale.data(), stale.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
+                   sizeof(kernel)),
             static_cast<ssize_t>(stale.size()));
-  auto replies = GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 2), 2, "get nlctrl",
-                              std::chrono::milliseconds(2000));
+  auto replies =
+      GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 2), 2, "get nlctrl", std::chrono::milliseconds(2000));
   ASSERT_TRUE(replies.ok()) << replies.status().ToString();
   EXPECT_EQ(replies->size(), 1u);
 }
@@ -90,8 +88,8 @@ TEST(GenlExchangeTest, NoAnswerIsDeadlineExceeded) {
   ASSERT_TRUE(sock.ok()) << sock.status().ToString();
   // The kernel answers sequence 3; waiting for sequence 4 sees no answer.
   auto start = std::chrono::steady_clock::now();
-  auto replies = GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 3), 4, "silent request",
-                              std::chrono::milliseconds(200));
+  auto replies =
+      GenlExchange(sock->get(), GetFamilyRequest("nlctrl", 3), 4, "silent request", std::chrono::milliseconds(200));
   auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(replies.ok());
   EXPECT_EQ(replies.status().code(), Code::kDeadlineExceeded);

@@ -71,8 +71,7 @@ TEST_F(NbdSysfsTest, MissingOrEmptyBackendIsNotFound) {
   auto absent = ReadNbdBackendCookie(4, root());
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.status().code(), Code::kNotFound);
-  EXPECT_NE(absent.status().message().find("/block/nbd4/backend"), std::string::npos)
-      << absent.status().ToString();
+  EXPECT_NE(absent.status().message().find("/block/nbd4/backend"), std::string::npos) << absent.status().ToString();
 
   Write(5, "backend", "\n");
   auto empty = ReadNbdBackendCookie(5, root());
@@ -120,8 +119,8 @@ namespace {
 
 TEST(NbdIoCountersTest, SumsInFlightAndEveryKindOfCompletion) {
   // 17 fields (5.5+): reads 75, writes 377, discards 3, flushes 237.
-  auto c = ParseNbdIoCounters("       0        1\n",
-                              "  75 0 2214 544 377 540 4138 10376 1 139476 11579 3 0 0 0 237 658\n");
+  auto c =
+      ParseNbdIoCounters("       0        1\n", "  75 0 2214 544 377 540 4138 10376 1 139476 11579 3 0 0 0 237 658\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->in_flight, 1u);
   EXPECT_EQ(c->completed, 75u + 377u + 3u + 237u);

@@ -86,8 +86,8 @@ TEST(NbdNetlinkVmTest, StatusListsSixteenDisconnectedDevices) {
 
     // The kernel acks a DISCONNECT of an idle device and rejects an unknown one.
     Status idle = (*nl)->Disconnect(kExpectedDevices - 1);
-    std::cout << "[ kernel ] DISCONNECT of idle " << DeviceName(kExpectedDevices - 1) << ": "
-              << idle.ToString() << "\n";
+    std::cout << "[ kernel ] DISCONNECT of idle " << DeviceName(kExpectedDevices - 1) << ": " << idle.ToString()
+              << "\n";
     EXPECT_TRUE(idle.ok()) << idle.ToString();
     Status unknown = (*nl)->Disconnect(4096);
     std::cout << "[ kernel ] DISCONNECT of /dev/nbd4096: " << unknown.ToString() << "\n";
@@ -145,8 +145,8 @@ class NbdNetlinkCephTest : public ::testing::Test {
 
   // `argv` plus the cluster arguments the harness provides.
   std::vector<std::string> WithCephArgs(std::vector<std::string> argv) {
-    argv.insert(argv.end(), {"--conf", env_["CEPH_CONF"], "--id", env_["NBDK_TEST_CLIENT_ID"],
-                             "--keyfile", env_["NBDK_TEST_KEYFILE"]});
+    argv.insert(argv.end(), {"--conf", env_["CEPH_CONF"], "--id", env_["NBDK_TEST_CLIENT_ID"], "--keyfile",
+                             env_["NBDK_TEST_KEYFILE"]});
     return argv;
   }
 
@@ -171,9 +171,9 @@ class NbdNetlinkCephTest : public ::testing::Test {
   // Maps `image` on /dev/nbd<index> with `cookie` through rbd-nbd in the
   // foreground (our child, so kill -9 hits the process serving the device).
   Result<SpawnedChild> Map(const std::string& image, int index, const std::string& cookie) {
-    auto child = SpawnedChild::Spawn(WithCephArgs(
-        {"rbd-nbd", "map", "--try-netlink", "--device", DeviceName(index), "--cookie", cookie,
-         "--show-cookie", "--reattach-timeout", "60", "-f", Spec(image)}));
+    auto child =
+        SpawnedChild::Spawn(WithCephArgs({"rbd-nbd", "map", "--try-netlink", "--device", DeviceName(index), "--cookie",
+                                          cookie, "--show-cookie", "--reattach-timeout", "60", "-f", Spec(image)}));
     if (!child.ok()) return child.status();
     auto line = child->ReadLine(milliseconds(180000));
     if (!line.ok()) return line.status().WithContext("rbd-nbd map " + Spec(image));
@@ -232,7 +232,8 @@ TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
   ASSERT_TRUE(nl_->SubscribeLinkDead([&](int dead) {
                    events.push_back({dead, Clock::now()});
                    if (events.size() == 1) loop_.Stop();
-                 }).ok());
+                 })
+                  .ok());
   const auto killed_at = Clock::now();
   ASSERT_EQ(kill(child->pid(), SIGKILL), 0);
   RunLoop(loop_, milliseconds(5000));
@@ -240,8 +241,8 @@ TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
   ASSERT_FALSE(events.empty()) << "no LINK_DEAD within " << MsSince(killed_at, Clock::now())
                                << " ms of kill -9 of rbd-nbd (limit 5000 ms)";
   const double latency_ms = MsSince(killed_at, events[0].at);
-  std::cout << "[ kernel ] kill -9 of rbd-nbd (pid " << child->pid() << ") -> LINK_DEAD for nbd"
-            << events[0].index << " after " << latency_ms << " ms\n";
+  std::cout << "[ kernel ] kill -9 of rbd-nbd (pid " << child->pid() << ") -> LINK_DEAD for nbd" << events[0].index
+            << " after " << latency_ms << " ms\n";
   EXPECT_EQ(events[0].index, *index);
   EXPECT_LT(latency_ms, 1000.0) << "LINK_DEAD took longer than 1 s to reach the loop";
 
@@ -260,8 +261,7 @@ TEST_F(NbdNetlinkCephTest, MapConnectsAndKillNineSendsLinkDeadWithinOneSecond) {
   auto final_status = WaitDisconnected(*nl_, *index, milliseconds(30000));
   ASSERT_TRUE(final_status.ok()) << final_status.status().ToString();
   EXPECT_FALSE(final_status->connected) << DeviceName(*index) << " still connected after unmap";
-  std::cout << "[ kernel ] LINK_DEAD events in total for the kill + unmap: " << events.size()
-            << "\n";
+  std::cout << "[ kernel ] LINK_DEAD events in total for the kill + unmap: " << events.size() << "\n";
 }
 
 TEST_F(NbdNetlinkCephTest, PlannedUnmapLeavesTheDeviceDisconnected) {
@@ -285,8 +285,8 @@ TEST_F(NbdNetlinkCephTest, PlannedUnmapLeavesTheDeviceDisconnected) {
   // Collect whatever the kernel multicasts around a planned unmap.
   RunLoop(loop_, milliseconds(3000));
 
-  std::cout << "[ kernel ] planned rbd-nbd unmap of " << DeviceName(*index) << ": "
-            << events.size() << " LINK_DEAD event(s)";
+  std::cout << "[ kernel ] planned rbd-nbd unmap of " << DeviceName(*index) << ": " << events.size()
+            << " LINK_DEAD event(s)";
   for (const LinkDeadEvent& e : events) {
     std::cout << " [nbd" << e.index << " after " << MsSince(unmap_at, e.at) << " ms]";
   }

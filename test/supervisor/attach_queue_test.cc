@@ -28,8 +28,8 @@ class AttachQueueTest : public ::testing::Test {
   AttachQueue::Ticket* Add(const std::string& name, AttachQueue::Kind kind = AttachQueue::Kind::kMap,
                            uint64_t deadline_ms = 0) {
     auto grant = [this, name] { granted_.push_back(name); };
-    tickets_[name] = kind == AttachQueue::Kind::kReattach ? queue_->EnqueueReattach(deadline_ms, grant)
-                                                          : queue_->EnqueueMap(grant);
+    tickets_[name] =
+        kind == AttachQueue::Kind::kReattach ? queue_->EnqueueReattach(deadline_ms, grant) : queue_->EnqueueMap(grant);
     return tickets_[name].get();
   }
   AttachQueue::Ticket* AddReattach(const std::string& name, uint64_t deadline_ms) {

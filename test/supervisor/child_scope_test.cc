@@ -45,9 +45,10 @@ TEST(ProcCgroupInUnit, ReadsEachHierarchysPath) {
   // From inside a container's cgroup namespace.
   EXPECT_TRUE(ProcCgroupInUnit("0::/../../system.slice/nbdkeeper-rbd-nbd-v1.scope\n", unit));
   // cgroup v1 / hybrid: the name=systemd hierarchy.
-  EXPECT_TRUE(ProcCgroupInUnit("12:memory:/system.slice/nbdkeeperd.service\n"
-                               "1:name=systemd:/system.slice/nbdkeeper-rbd-nbd-v1.scope\n",
-                               unit));
+  EXPECT_TRUE(
+      ProcCgroupInUnit("12:memory:/system.slice/nbdkeeperd.service\n"
+                       "1:name=systemd:/system.slice/nbdkeeper-rbd-nbd-v1.scope\n",
+                       unit));
   EXPECT_FALSE(ProcCgroupInUnit("0::/system.slice/nbdkeeperd.service\n", unit));
   EXPECT_FALSE(ProcCgroupInUnit("0::/system.slice/xnbdkeeper-rbd-nbd-v1.scope\n", unit));
   EXPECT_FALSE(ProcCgroupInUnit("0::/system.slice/nbdkeeper-rbd-nbd-v1.scope/sub\n", unit));
@@ -69,8 +70,7 @@ TEST(ReadProcCgroup, OurOwnAndAGoneProcess) {
 class FakeChildScopes : public ChildScopes {
  public:
   explicit FakeChildScopes(EventLoop& loop) : loop_(loop) {}
-  void MoveIntoScope(const std::string& volume_id, int pid,
-                     std::function<void(Result<std::string>)> done) override {
+  void MoveIntoScope(const std::string& volume_id, int pid, std::function<void(Result<std::string>)> done) override {
     calls.push_back(pid);
     Result<std::string> r = fail ? Result<std::string>(Status::Unavailable("no bus")) : ScopeUnitName(volume_id);
     loop_.Post([r, done = std::move(done)] { done(r); });

@@ -101,9 +101,7 @@ int Unmap(const std::string& device) {
   return 0;
 }
 
-std::string ClientLine() {
-  return "client." + std::to_string(getpid()) + "@127.0.0.1:0/" + std::to_string(getpid());
-}
+std::string ClientLine() { return "client." + std::to_string(getpid()) + "@127.0.0.1:0/" + std::to_string(getpid()); }
 
 // The file a server's watch is listed in: <image>.watchers, or
 // <image>.readers for a snapshot's.

@@ -97,7 +97,8 @@ TEST(ImageFenceTest, OnlyAForeignWriterThatStaysFences) {
 
 TEST(ImageFenceTest, AtMostFourForeignersAreNamed) {
   ImageClients seen;
-  for (int i = 0; i < 7; ++i) seen.watchers.push_back({"client." + std::to_string(i), "10.0.0.1:0/" + std::to_string(i)});
+  for (int i = 0; i < 7; ++i)
+    seen.watchers.push_back({"client." + std::to_string(i), "10.0.0.1:0/" + std::to_string(i)});
   std::string m = CheckMayMap("rbd/a", seen, {}).message();
   EXPECT_NE(m.find("client.3@"), std::string::npos) << m;
   EXPECT_EQ(m.find("client.4@"), std::string::npos) << m;
@@ -177,9 +178,9 @@ TEST(ImageFenceTest, AnExclusiveStartIsTheLockOwnerThatWatchesFromHere) {
 TEST(ImageFenceTest, AnExclusiveStartWithoutItsLockProvesNoOne) {
   // The lock is someone else's (from before), elsewhere, or nobody's: the
   // new watcher is not proven ours.
-  EXPECT_EQ(IdentifyStarted({{kSameIpStranger}, kSameIpStranger}, After({kSameIpStranger, kOurs}, kSameIpStranger), true)
-                .own,
-            std::nullopt);
+  EXPECT_EQ(
+      IdentifyStarted({{kSameIpStranger}, kSameIpStranger}, After({kSameIpStranger, kOurs}, kSameIpStranger), true).own,
+      std::nullopt);
   StartedClients got = IdentifyStarted({}, After({kOtherHost}, kOtherHost, {kOtherHost}), true);
   EXPECT_EQ(got.own, std::nullopt);
   EXPECT_FALSE(got.holds_lock);

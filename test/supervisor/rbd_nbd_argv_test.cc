@@ -108,7 +108,9 @@ TEST(RbdNbdArgvTest, NamespaceAndReadOnlyAppearInTheCommand) {
   auto argv = RbdNbdMapArgv(c, r, "c1", false);
   std::string joined;
   for (auto& a : argv) joined += a + " ";
-  EXPECT_EQ(joined, "rbd-nbd map -f --try-netlink --reattach-timeout 300 --cookie c1 --id u --keyfile /k --rbd_cache=false --err_to_stderr=true --admin-socket /var/lib/nbdkeeper/asok/$pid.asok --read-only pool/ns/img ");
+  EXPECT_EQ(joined,
+            "rbd-nbd map -f --try-netlink --reattach-timeout 300 --cookie c1 --id u --keyfile /k --rbd_cache=false "
+            "--err_to_stderr=true --admin-socket /var/lib/nbdkeeper/asok/$pid.asok --read-only pool/ns/img ");
   EXPECT_EQ(RbdNbdUnmapArgv(c, "/dev/nbd1"), (std::vector<std::string>{"rbd-nbd", "unmap", "/dev/nbd1"}));
 }
 

@@ -23,9 +23,9 @@ TEST(RbdNbdOptionsTest, ACrushLocationBecomesCephsPairs) {
   EXPECT_EQ(*ParseRbdNbdOptions("crush_location=host:a|zone:z-1.b"), (Args{"--crush_location=host=a;zone=z-1.b"}));
   EXPECT_EQ(*ParseRbdNbdOptions("crush-location=host=a"), (Args{"--crush_location=host=a"}));
   EXPECT_TRUE(ValidateRbdNbdOptions({"--crush_location=host=a;rack=b"}).ok());
-  for (const char* bad : {"crush_location=host", "crush_location=host=a|", "crush_location=|host=a",
-                          "crush_location=host=a|rack", "crush_location=host=-a", "crush_location==a",
-                          "crush_location=host=a=b", "crush_location=host=a,b"}) {
+  for (const char* bad :
+       {"crush_location=host", "crush_location=host=a|", "crush_location=|host=a", "crush_location=host=a|rack",
+        "crush_location=host=-a", "crush_location==a", "crush_location=host=a=b", "crush_location=host=a,b"}) {
     EXPECT_FALSE(ParseRbdNbdOptions(bad).ok()) << bad;
   }
 }
@@ -42,12 +42,29 @@ TEST(RbdNbdOptionsTest, NonZeroTimeoutsAreRefusedInEverySpellingAndSayWhy) {
 }
 
 TEST(RbdNbdOptionsTest, PathsProgramsAndWhatNbdkeeperSetsAreRefused) {
-  for (const char* bad : {"admin-socket=/etc/passwd", "admin_socket=/x", "log-file=/etc/shadow", "log_file=/x",
-                          "quiesce-hook=/bin/sh", "quiesce_hook=/x", "keyring=/x", "reattach-timeout=1",
-                          "reattach_timeout=600", "device=/dev/nbd3", "cookie=x", "id=admin", "keyfile=/k",
-                          "mon_host=1.2.3.4", "conf=/etc/ceph/x.conf", "read-only", "rbd_cache=true",
-                          "rbd-cache=true", "no-rbd-cache", "rbd_cache_size=1", "rados_osd_op_timeout=5",
-                          "encryption-passphrase-file=/x", "snap-id=4"}) {
+  for (const char* bad : {"admin-socket=/etc/passwd",
+                          "admin_socket=/x",
+                          "log-file=/etc/shadow",
+                          "log_file=/x",
+                          "quiesce-hook=/bin/sh",
+                          "quiesce_hook=/x",
+                          "keyring=/x",
+                          "reattach-timeout=1",
+                          "reattach_timeout=600",
+                          "device=/dev/nbd3",
+                          "cookie=x",
+                          "id=admin",
+                          "keyfile=/k",
+                          "mon_host=1.2.3.4",
+                          "conf=/etc/ceph/x.conf",
+                          "read-only",
+                          "rbd_cache=true",
+                          "rbd-cache=true",
+                          "no-rbd-cache",
+                          "rbd_cache_size=1",
+                          "rados_osd_op_timeout=5",
+                          "encryption-passphrase-file=/x",
+                          "snap-id=4"}) {
     auto r = ParseRbdNbdOptions(bad);
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << bad;

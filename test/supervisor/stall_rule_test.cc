@@ -184,8 +184,9 @@ TEST(ServerProbeParse, ObjecterRequestsCountsOpsNotWatches) {
 }
 
 TEST(ServerProbeParse, ObjecterRequestsRejectsWhatItCannotRead) {
-  for (const char* bad : {"", "[]", "{\"ops\":{}}", "{\"linger_ops\":[]}", "{\"ops\":[{\"osd\":\"0\",\"age\":1}]}",
-                          "{\"ops\":[{\"osd\":0}]}", "{\"ops\":[{\"osd\":0,\"age\":-1}]}", "{\"ops\":[1]}", "{\"ops\":["}) {
+  for (const char* bad :
+       {"", "[]", "{\"ops\":{}}", "{\"linger_ops\":[]}", "{\"ops\":[{\"osd\":\"0\",\"age\":1}]}",
+        "{\"ops\":[{\"osd\":0}]}", "{\"ops\":[{\"osd\":0,\"age\":-1}]}", "{\"ops\":[1]}", "{\"ops\":["}) {
     EXPECT_EQ(ParseObjecterRequests(bad).status().code(), Code::kInvalidArgument) << bad;
   }
 }

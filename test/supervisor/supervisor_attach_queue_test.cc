@@ -62,8 +62,7 @@ TEST_F(SupervisorAttachQueueTest, AtMostKMapsRunAndEachDeadlineStartsWhenItsMapD
   EXPECT_EQ(sup().attaches_waiting(), 3u);
   size_t most = 0;
   ASSERT_TRUE(RunTrackingInFlight(
-      [&] { return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.has_value(); }); },
-      &most));
+      [&] { return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.has_value(); }); }, &most));
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(results[i]->ok()) << i << ": " << results[i]->status().ToString();
   EXPECT_EQ(most, 2u);
   EXPECT_EQ(sup().attaches_in_flight(), 0u) << "a slot frees when its map printed the device";
@@ -136,9 +135,8 @@ TEST_F(SupervisorAttachQueueTest, ReattachesGoBeforeQueuedMapsAndTheirSlotsFreeO
   EXPECT_EQ(Snap("vol1").attach_queue_position, 1u);
   EXPECT_EQ(Snap("vol0").attach_queue_position, 2u);
   EXPECT_EQ(Snap("vol3").attach_queue_position, 3u);
-  ASSERT_TRUE(RunUntil([&] {
-    return map3.has_value() && IsConnectedWithRestarts("vol0", 1) && IsConnectedWithRestarts("vol1", 1);
-  }));
+  ASSERT_TRUE(RunUntil(
+      [&] { return map3.has_value() && IsConnectedWithRestarts("vol0", 1) && IsConnectedWithRestarts("vol1", 1); }));
   EXPECT_TRUE(map3->ok());
   EXPECT_EQ(Starts(), (std::vector<std::string>{"map img0", "map img1", "map hang", "attach /dev/nbd1",
                                                 "attach /dev/nbd0", "map img3"}));

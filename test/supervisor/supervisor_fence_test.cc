@@ -16,9 +16,9 @@ TEST_F(SupervisorTest, AStrangersWatchRefusesTheMapNamingItAndSpawnsNothing) {
   breaker_.stranger = kStranger;
   Result<std::string> r = MapAndWait(Request("vol1", "img1"));
   EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("rbd/img1 is in use by another client: watcher and lock owner " +
-                                      kStranger.ToString()),
-            std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("rbd/img1 is in use by another client: watcher and lock owner " + kStranger.ToString()),
+      std::string::npos)
       << r.status().message();
   EXPECT_EQ(CountArgv(" map "), 0);
   EXPECT_FALSE(sup().Snapshot("vol1").has_value()) << "a failed map is forgotten";
@@ -31,7 +31,7 @@ TEST_F(SupervisorTest, AStrangersWatchRefusesTheMapNamingItAndSpawnsNothing) {
 TEST_F(SupervisorTest, AStrangerThatMapsBesideTheMapFailsItAndItsDeviceIsDisconnected) {
   Behave("img1.map", "device=/dev/nbd2");
   breaker_.stranger = kStranger;
-  breaker_.stranger_from = 1;  // not there at the check, there after the map
+  breaker_.stranger_from = 1;       // not there at the check, there after the map
   breaker_.stranger_locks = false;  // the lock is ours (--exclusive): it only watches
   Result<std::string> r = MapAndWait(Request("vol1", "img1"));
   EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);

@@ -192,8 +192,8 @@ class SupervisorTest : public ::testing::Test {
   }
   int CountArgv(const std::string& needle) {
     auto lines = ArgvLog();
-    return static_cast<int>(
-        std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
+    return static_cast<int>(std::count_if(lines.begin(), lines.end(),
+                                          [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
   }
 
   // Runs the loop until `pred` holds or `timeout_ms` passed; returns pred().
@@ -248,8 +248,7 @@ class SupervisorTest : public ::testing::Test {
   std::string dir_;
   SupervisorConfig config_;
   EventLoop loop_;
-  FakeLockBreaker breaker_{loop_, dir_, [this] { return CountArgv(" attach "); },
-                           [this] { return loop_.NowMs(); }};
+  FakeLockBreaker breaker_{loop_, dir_, [this] { return CountArgv(" attach "); }, [this] { return loop_.NowMs(); }};
   std::unique_ptr<Supervisor> sup_;
 };
 

@@ -27,7 +27,9 @@ TEST_F(SupervisorTest, MapConnectsWritesIoTimeoutAndUsesTheExactCommandLine) {
   ASSERT_EQ(ArgvLog().size(), 1u);
   EXPECT_EQ(ArgvLog()[0], std::string(FAKE_RBD_NBD_PATH) +
                               " map -f --try-netlink --reattach-timeout 30 --cookie vol1 --id csi"
-                              " --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --admin-socket " + config_.state_dir + "/asok/$pid.asok"
+                              " --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --admin-socket " +
+                              config_.state_dir +
+                              "/asok/$pid.asok"
                               " --mon_host 10.0.0.1:6789,10.0.0.2:6789"
                               " -c /etc/ceph/ceph.conf --exclusive rbd/img1");
   EXPECT_EQ(sup().counters().maps_succeeded, 1u);

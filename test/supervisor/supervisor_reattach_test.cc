@@ -1,7 +1,7 @@
 // Supervisor: unplanned death, re-attach, backoff, expiry, LINK_DEAD, many
 // mappings, adoption through a pidfd.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -25,11 +25,14 @@ TEST_F(SupervisorTest, DeathReattachesTheSameDeviceWithTheSameCookieAfterBreakin
   EXPECT_EQ(s.device, "/dev/nbd3");
   EXPECT_EQ(s.last_term_signal, SIGKILL);
   ASSERT_EQ(ArgvLog().size(), 2u);
-  EXPECT_EQ(ArgvLog()[1], std::string(FAKE_RBD_NBD_PATH) +
-                              " attach -f --device /dev/nbd3 --try-netlink --reattach-timeout 30 --cookie vol1"
-                              " --id csi --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --admin-socket " + config_.state_dir + "/asok/$pid.asok"
-                              " --mon_host 10.0.0.1:6789,10.0.0.2:6789"
-                              " -c /etc/ceph/ceph.conf --exclusive rbd/img1");
+  EXPECT_EQ(ArgvLog()[1],
+            std::string(FAKE_RBD_NBD_PATH) +
+                " attach -f --device /dev/nbd3 --try-netlink --reattach-timeout 30 --cookie vol1"
+                " --id csi --keyfile /etc/ceph/csi.key --rbd_cache=false --err_to_stderr=true --admin-socket " +
+                config_.state_dir +
+                "/asok/$pid.asok"
+                " --mon_host 10.0.0.1:6789,10.0.0.2:6789"
+                " -c /etc/ceph/ceph.conf --exclusive rbd/img1");
   ASSERT_EQ(breaker_.breaks.size(), 1u);
   EXPECT_EQ(breaker_.breaks[0].image, "rbd/img1");
   EXPECT_EQ(breaker_.breaks[0].owner, FakeLockBreaker::ClientOf(old_pid)) << "the map's own client, dead";
@@ -199,7 +202,7 @@ TEST_F(SupervisorTest, LinkDeadWithAHungServerKillsItAndReattaches) {
   Behave("img1.map", "device=/dev/nbd6");
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
   int pid = Snap("vol1").pid;
-  RunFor(150);  // past the grace that treats LINK_DEAD as stale
+  RunFor(150);         // past the grace that treats LINK_DEAD as stale
   kill(pid, SIGSTOP);  // alive, but no longer serving
   sup().OnLinkDead(6);
   sup().OnLinkDead(9);  // unknown device: ignored

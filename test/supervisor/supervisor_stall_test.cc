@@ -127,7 +127,8 @@ TEST_F(StallTest, AnIdleServerThatAnswersIsLeftAlone) {
 TEST_F(StallTest, OpsInFlightAtTheClusterAreReportedAndNeverKilled) {
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
   int pid = Snap("vol1").pid;
-  FakeAdminSocket asok(AdminSocketPath(config_, pid), R"({"ops":[{"osd":0,"age":7.5}],"linger_ops":[]})", FakeAdminSocket::Mode::kAnswer);
+  FakeAdminSocket asok(AdminSocketPath(config_, pid), R"({"ops":[{"osd":0,"age":7.5}],"linger_ops":[]})",
+                       FakeAdminSocket::Mode::kAnswer);
   Counters(1, 100);
   ASSERT_TRUE(RunUntil([&] { return asok.questions() >= 5; }));
   auto s = Snap("vol1");
@@ -145,7 +146,8 @@ TEST_F(StallTest, OpsInFlightAtTheClusterAreReportedAndNeverKilled) {
 
 TEST_F(StallTest, AServerWithNoOpTwiceIsStuck) {
   ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
-  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), R"({"ops":[],"linger_ops":[]})", FakeAdminSocket::Mode::kAnswer);
+  FakeAdminSocket asok(AdminSocketPath(config_, Snap("vol1").pid), R"({"ops":[],"linger_ops":[]})",
+                       FakeAdminSocket::Mode::kAnswer);
   Counters(1, 100);
   ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
   EXPECT_EQ(asok.questions(), 2);

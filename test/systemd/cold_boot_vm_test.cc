@@ -58,8 +58,7 @@ TEST_F(ColdBoot, ThePersistedVolumeIsMappedAndMountedAtBoot) {
   auto marker = ReadMarker(std::string(kCtlMount) + "/marker", false);
   ASSERT_TRUE(marker.ok()) << marker.status().ToString();
   EXPECT_EQ(*marker, MarkerText(kCtlImage));
-  std::printf("[ cold boot ] persisted volume mounted %.1f s after the kernel started\n",
-              SinceBoot(kVolumesUnit));
+  std::printf("[ cold boot ] persisted volume mounted %.1f s after the kernel started\n", SinceBoot(kVolumesUnit));
   CtlRun status = Ctl({"status"});
   std::printf("%s", status.output.c_str());
 }

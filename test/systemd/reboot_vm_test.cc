@@ -135,7 +135,8 @@ TEST_F(BeforeReboot, AnImageMappedByAHandRunRbdNbdIsRefused) {
   ASSERT_TRUE(vmtest::CreateImage(Ceph(), image, 32).ok());
   auto mapped = vmtest::RunCommand({"rbd-nbd", "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile,
                                     "map", Ceph().pool + "/" + image});
-  ASSERT_TRUE(mapped.ok() && mapped->exit.code == 0) << (mapped.ok() ? mapped->stdout_text : mapped.status().ToString());
+  ASSERT_TRUE(mapped.ok() && mapped->exit.code == 0)
+      << (mapped.ok() ? mapped->stdout_text : mapped.status().ToString());
   std::string device = mapped->stdout_text.substr(0, mapped->stdout_text.find('\n'));
   CtlRun refused = Ctl({"map", Ceph().pool + "/" + image, "--block"});
   std::printf("[ foreign ] %s", refused.output.c_str());
@@ -178,7 +179,8 @@ TEST_F(AfterReboot, TheShutdownUnmountedAndUnmappedInOrderWhileTheNetworkWasUp) 
     rapidjson::Document e;
     e.Parse(line.c_str());
     if (e.HasParseError() || !e.HasMember("UNIT") || !e.HasMember("JOB_TYPE") || !e.HasMember("JOB_RESULT")) continue;
-    if (std::string(e["JOB_TYPE"].GetString()) != "stop" || std::string(e["JOB_RESULT"].GetString()) != "done") continue;
+    if (std::string(e["JOB_TYPE"].GetString()) != "stop" || std::string(e["JOB_RESULT"].GetString()) != "done")
+      continue;
     stopped[e["UNIT"].GetString()] = std::stoull(e["__MONOTONIC_TIMESTAMP"].GetString());
   }
   const std::string volumes_unit = std::string(kVolumesUnit) + ".service";

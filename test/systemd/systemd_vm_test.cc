@@ -80,10 +80,11 @@ TEST_F(SystemdUnit, InstalledAsTheReadmeSaysItIsActiveOnlyOnceReady) {
   Result<std::string> shown = Systemctl({"status", "--no-pager", kUnit});
   ASSERT_TRUE(shown.ok()) << shown.status().ToString();
   EXPECT_NE(shown->find("Status: \"" + status_text), std::string::npos) << *shown;
-  double to_ready = (std::stod((*props)["ActiveEnterTimestampMonotonic"]) -
-                     std::stod((*props)["ExecMainStartTimestampMonotonic"])) / 1e6;
-  std::printf("[ install ] commands %.1f s; exec to READY=1 (active) %.2f s; STATUS=\"%s\"\n", install_s,
-              to_ready, status_text.c_str());
+  double to_ready =
+      (std::stod((*props)["ActiveEnterTimestampMonotonic"]) - std::stod((*props)["ExecMainStartTimestampMonotonic"])) /
+      1e6;
+  std::printf("[ install ] commands %.1f s; exec to READY=1 (active) %.2f s; STATUS=\"%s\"\n", install_s, to_ready,
+              status_text.c_str());
 }
 
 TEST_F(SystemdUnit, StagesAndPublishesAnExt4AndABlockVolumeWithWriters) {
@@ -185,7 +186,8 @@ TEST_F(SystemdUnit, AnAbortedDaemonLeavesNoCoreFileEvenWithCoresAllowed) {
   Staged().ExpectAdopted(before, "systemctl restart with LimitCORE=infinity");
   auto old = StateOf(kUnit);
   ASSERT_TRUE(old.ok());
-  auto limits = vmtest::RunCommand({"grep", "Max core file size", "/proc/" + std::to_string(old->main_pid) + "/limits"});
+  auto limits =
+      vmtest::RunCommand({"grep", "Max core file size", "/proc/" + std::to_string(old->main_pid) + "/limits"});
   ASSERT_TRUE(limits.ok());
   EXPECT_NE(limits->stdout_text.find("unlimited"), std::string::npos) << limits->stdout_text;
   std::filesystem::remove(drop_in);
@@ -285,12 +287,13 @@ TEST_F(SystemdUnit, JournalHoldsTheDaemonsEventsWithFields) {
     if (e.find(volume_field) == std::string::npos) continue;
     ++for_volume;
     with_state += e.find("\"STATE\":") != std::string::npos;
-    warnings_for_volume += e.find("\"PRIORITY\":\"4\"") != std::string::npos ||
-                           e.find("\"PRIORITY\":\"3\"") != std::string::npos;
+    warnings_for_volume +=
+        e.find("\"PRIORITY\":\"4\"") != std::string::npos || e.find("\"PRIORITY\":\"3\"") != std::string::npos;
   }
-  std::printf("[ journal ] %zu entries for the unit, %zu with EVENT=, %zu with VOLUME=%s (%zu with STATE=, %zu "
-              "warnings or errors)\n",
-              journal->size(), native, for_volume, Ext4Volume().image.c_str(), with_state, warnings_for_volume);
+  std::printf(
+      "[ journal ] %zu entries for the unit, %zu with EVENT=, %zu with VOLUME=%s (%zu with STATE=, %zu "
+      "warnings or errors)\n",
+      journal->size(), native, for_volume, Ext4Volume().image.c_str(), with_state, warnings_for_volume);
   EXPECT_GT(native, 0u) << "no native journal entries (EVENT=) from the daemon";
   EXPECT_GT(for_volume, 0u);
   EXPECT_GT(with_state, 0u);

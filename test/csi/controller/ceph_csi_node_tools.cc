@@ -123,8 +123,8 @@ CliNbdMap::~CliNbdMap() {
 }
 
 CliLuksMapper::CliLuksMapper(const std::string& device, const std::string& name, const std::string& passphrase_file)
-    : status_(RunOk({"cryptsetup", "luksOpen", device, name, "--disable-keyring", "-d", "/dev/stdin"},
-                    passphrase_file)),
+    : status_(
+          RunOk({"cryptsetup", "luksOpen", device, name, "--disable-keyring", "-d", "/dev/stdin"}, passphrase_file)),
       name_(name) {}
 
 CliLuksMapper::~CliLuksMapper() {

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "journal/volume_id.h"
 #include "ceph/rados_cluster.h"
+#include "journal/volume_id.h"
 #include "test/csi/controller/controller_vm_helpers.h"
 #include "test/csi/controller/sanity_style_fixture.h"
 

@@ -173,12 +173,15 @@ TEST(CreateVolumeRequest, VolumeContextHasCephCsisKeys) {
   auto p = ParseCreateVolumeRequest(r);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   // As ceph-csi: the data pool too, and none of csi.storage.k8s.io/.
-  std::map<std::string, std::string> want = {
-      {"clusterID", "rook-ceph"},        {"pool", "rbd"},
-      {"imageName", "csi-vol-x"},        {"journalPool", "meta"},
-      {"mounter", "rbd-nbd"},            {"mapOptions", "nbd:try-netlink"},
-      {"unmapOptions", "krbd:force;nbd:force"}, {"dataPool", "ec-data"},
-      {"mkfsOptions", "-m1 -E nodiscard"}};
+  std::map<std::string, std::string> want = {{"clusterID", "rook-ceph"},
+                                             {"pool", "rbd"},
+                                             {"imageName", "csi-vol-x"},
+                                             {"journalPool", "meta"},
+                                             {"mounter", "rbd-nbd"},
+                                             {"mapOptions", "nbd:try-netlink"},
+                                             {"unmapOptions", "krbd:force;nbd:force"},
+                                             {"dataPool", "ec-data"},
+                                             {"mkfsOptions", "-m1 -E nodiscard"}};
   EXPECT_EQ(VolumeContextFor(*p, "csi-vol-x"), want);
 }
 
@@ -339,7 +342,8 @@ TEST(ControllerSecrets, FollowTheCephxRules) {
   auto echoed = secrets_with("userKey", std::string(kKey) + "\n");
   ASSERT_TRUE(echoed.ok()) << echoed.status().ToString();
   EXPECT_EQ(echoed->secrets.user_key, kKey);
-  ExpectInvalid(secrets_with("userKey", std::string(kKey).insert(10, "\n")), "secrets: userKey: not a base64 cephx key");
+  ExpectInvalid(secrets_with("userKey", std::string(kKey).insert(10, "\n")),
+                "secrets: userKey: not a base64 cephx key");
   ExpectInvalid(secrets_with("userKey", std::string(kKey) + "'; rm -rf /"), "secrets: userKey: not a base64");
   ExpectInvalid(secrets_with("userKey", " \n"), "secrets: userKey: missing");
   ExpectInvalid(secrets_with("userID", "client.csi"), "secrets: userID: 'client.csi' names the user");

@@ -89,8 +89,8 @@ TEST_F(ControllerSecretTest, ThePassphraseIsInNoAnswerLogStatusOrFile) {
                             "--kms-config=" + dir_ + "/kms.json", "--log-level=debug"}))
       << daemon.Log();
   ASSERT_TRUE(daemon.WaitReady(10000)) << daemon.Log();
-  auto controller = csi::v1::Controller::NewStub(
-      grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
+  auto controller =
+      csi::v1::Controller::NewStub(grpc::CreateChannel(daemon.endpoint(), grpc::InsecureChannelCredentials()));
 
   struct Case {
     const char* what;

@@ -139,10 +139,10 @@ class EncryptedNodeVmTest : public EncryptionVmTest {
     // Staged again: opened, not formatted again, the data there.
     t0 = Clock::now();
     ASSERT_GRPC_OK(Stage(EncryptedStageReq(created.volume(), cap)));
-    std::printf("[encrypted %s] first stage (format, open%s) %.1f s, stage again (open) %.1f s, "
-                "longest write across the rbd-nbd kill %.2f s\n",
-                block ? "block" : "ext4", block ? "" : ", mkfs", first_stage_s, Seconds(Clock::now() - t0),
-                reattach_stall_s);
+    std::printf(
+        "[encrypted %s] first stage (format, open%s) %.1f s, stage again (open) %.1f s, "
+        "longest write across the rbd-nbd kill %.2f s\n",
+        block ? "block" : "ext4", block ? "" : ", mkfs", first_stage_s, Seconds(Clock::now() - t0), reattach_stall_s);
     std::fflush(stdout);
     data = ExpectKnown(block ? StagedPath(id) : StagedPath(id) + "/known.bin", known_at);
     EXPECT_TRUE(data.ok()) << data.ToString();
@@ -217,8 +217,8 @@ TEST_F(EncryptedNodeVmTest, ARestoreAndACloneOpenUnderTheirOwnIds) {
 
   csi::v1::CreateSnapshotResponse snap;
   ASSERT_GRPC_OK(Snapshot("snap-enc-copy-" + tag, source_id, &snap));
-  ASSERT_GRPC_OK(CreateEncrypted("pvc-enc-copyrestore-" + tag, kMetadataKms, &restored,
-                                 snap.snapshot().snapshot_id(), "", kSize, cap));
+  ASSERT_GRPC_OK(CreateEncrypted("pvc-enc-copyrestore-" + tag, kMetadataKms, &restored, snap.snapshot().snapshot_id(),
+                                 "", kSize, cap));
   ASSERT_GRPC_OK(CreateEncrypted("pvc-enc-copyclone-" + tag, kMetadataKms, &cloned, "", source_id, kSize, cap));
   for (const csi::v1::CreateVolumeResponse* copy : {&restored, &cloned}) {
     const std::string id = copy->volume().volume_id();

@@ -153,8 +153,8 @@ class EncryptionVmTest : public ControllerVmTest {
   // Controller client follows it.
   void RestartDaemonAndReconnect() {
     RestartDaemon();
-    controller_ = csi::v1::Controller::NewStub(
-        grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
+    controller_ =
+        csi::v1::Controller::NewStub(grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
   }
 };
 

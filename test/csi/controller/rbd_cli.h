@@ -28,8 +28,8 @@ inline rapidjson::Document RbdJson(std::vector<std::string> args) {
 }
 
 inline std::vector<std::string> RadosLs(const std::string& pool) {
-  auto out = RunCommand({"rados", "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile, "-p", pool,
-                         "ls"});
+  auto out =
+      RunCommand({"rados", "-c", Ceph().conf, "--id", Ceph().user, "--keyfile", Ceph().keyfile, "-p", pool, "ls"});
   EXPECT_TRUE(out.ok() && out->exit.code == 0) << "rados -p " << pool << " ls";
   std::vector<std::string> objects;
   if (!out.ok()) return objects;

@@ -89,9 +89,7 @@ inline std::set<std::string> Snapshots(IoCtx& io, const std::string& image, bool
   return out;
 }
 
-inline std::set<std::string> UserSnapshots(IoCtx& io, const std::string& image) {
-  return Snapshots(io, image, true);
-}
+inline std::set<std::string> UserSnapshots(IoCtx& io, const std::string& image) { return Snapshots(io, image, true); }
 
 inline std::string ParentName(IoCtx& io, const std::string& image) {
   auto info = StatImage(io, image);
@@ -158,8 +156,8 @@ class RbdStepCrashFixture : public ::testing::Test {
     if (kms_id) {
       ASSERT_TRUE(SetImageMetadata(*io_, out->image, {{kEncryptionStateKey, "encrypted"}}).ok());
     }
-    auto snapshot = CreateSnapshotBlocking(cluster_, {prefix_ + name + "-snap", Ref(out->volume_id, kms_id)}, "",
-                                           CrashKms());
+    auto snapshot =
+        CreateSnapshotBlocking(cluster_, {prefix_ + name + "-snap", Ref(out->volume_id, kms_id)}, "", CrashKms());
     ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
     out->snapshot_id = snapshot->snapshot_id;
     // The snapshot's temporary snapshot, in the trash namespace.

@@ -11,9 +11,8 @@
 //    source intact.
 //
 // One connection for the whole binary; 8 MiB images.
-#include "test/csi/controller/rbd_step_crash_fixture.h"
-
 #include "encryption/key_wrap.h"
+#include "test/csi/controller/rbd_step_crash_fixture.h"
 
 namespace nbdk::vmtest {
 namespace {
@@ -78,8 +77,8 @@ class RbdStepCrashVmTest : public RbdStepCrashFixture {
   }
 
   // Nothing of `images` and of the journal entries of `name`/`uuid` is left.
-  void ExpectGone(const CrashSource& src, const JournalNames& names, const std::string& name,
-                  const std::string& uuid, const std::vector<std::string>& images) {
+  void ExpectGone(const CrashSource& src, const JournalNames& names, const std::string& name, const std::string& uuid,
+                  const std::vector<std::string>& images) {
     std::set<std::string> trash = Trash(*io_);
     for (const std::string& image : images) {
       EXPECT_FALSE(ImageExists(*io_, image)) << image << " left";
@@ -166,8 +165,7 @@ class RbdStepCrashVmTest : public RbdStepCrashFixture {
   void EveryCrashPoint(Operation op, const CrashSource& src) {
     size_t steps = 1;
     for (size_t k = 0; k <= steps; ++k) {
-      const std::string name =
-          std::string(OperationName(op)) + (src.kms_id ? "-encrypted-" : "-") + std::to_string(k);
+      const std::string name = std::string(OperationName(op)) + (src.kms_id ? "-encrypted-" : "-") + std::to_string(k);
       if (op == Operation::kSnapshot) {
         RetrySnapshot(src, name + "-retry", k, &steps);
         DeleteSnapshot(src, name + "-delete", k);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "journal/volume_id.h"
 #include "ceph/rados_cluster.h"
+#include "journal/volume_id.h"
 
 namespace nbdk::vmtest {
 
@@ -61,9 +61,7 @@ void CsiSanityVmTest::TearDown() {
   EXPECT_FALSE(ec) << SanityStagingPath() << " is not empty: " << ec.message();
 }
 
-std::string CsiSanityVmTest::Unique(const std::string& prefix) {
-  return prefix + "-" + std::to_string(::getpid());
-}
+std::string CsiSanityVmTest::Unique(const std::string& prefix) { return prefix + "-" + std::to_string(::getpid()); }
 
 std::string CsiSanityVmTest::UniqueWithLength(const std::string& prefix, size_t length) {
   std::string s = Unique(prefix);
@@ -193,8 +191,8 @@ bool CsiSanityVmTest::MustCreateSnapshot(const csi::v1::CreateSnapshotRequest& r
   return !out->snapshot_id().empty();
 }
 
-bool CsiSanityVmTest::MustCreateSnapshotFromNewVolume(const std::string& volume_name,
-                                                      const std::string& snapshot_name, csi::v1::Snapshot* out) {
+bool CsiSanityVmTest::MustCreateSnapshotFromNewVolume(const std::string& volume_name, const std::string& snapshot_name,
+                                                      csi::v1::Snapshot* out) {
   csi::v1::Volume volume;
   if (!MustCreateVolume(MakeCreateVolumeReq(volume_name), &volume)) return false;
   return MustCreateSnapshot(MakeCreateSnapshotReq(snapshot_name, volume.volume_id()), out);

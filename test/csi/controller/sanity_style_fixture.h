@@ -118,10 +118,10 @@ class CsiSanityVmTest : public NodeVmTest {
 };
 
 // ExpectErrorCode: the call failed with `code`.
-#define EXPECT_GRPC_CODE(expr, code)                                                        \
-  do {                                                                                      \
-    grpc::Status s_ = (expr);                                                               \
-    EXPECT_EQ(s_.error_code(), (code)) << #expr << ": " << s_.error_message();              \
+#define EXPECT_GRPC_CODE(expr, code)                                           \
+  do {                                                                         \
+    grpc::Status s_ = (expr);                                                  \
+    EXPECT_EQ(s_.error_code(), (code)) << #expr << ": " << s_.error_message(); \
   } while (0)
 
 }  // namespace nbdk::vmtest

@@ -57,8 +57,9 @@ TEST_F(SnapshotVmTest, RestoreAndCloneHoldExactlyTheirData) {
   EXPECT_EQ(dir->at("csi.snap.snap-" + tag), snap_id->object_uuid);
   auto keys = AllOmap(*io_, "csi.snap." + snap_id->object_uuid);
   ASSERT_TRUE(keys);
-  EXPECT_EQ(*keys, (std::map<std::string, std::string>{
-                       {"csi.snapname", "snap-" + tag}, {"csi.imagename", snap_image}, {"csi.source", ImageOf(source_id)}}));
+  EXPECT_EQ(*keys,
+            (std::map<std::string, std::string>{
+                {"csi.snapname", "snap-" + tag}, {"csi.imagename", snap_image}, {"csi.source", ImageOf(source_id)}}));
   EXPECT_TRUE(ImageExists(*io_, snap_image));
 
   // Restore into a larger volume, stage it: exactly the snapshot's data.
@@ -87,8 +88,8 @@ TEST_F(SnapshotVmTest, RestoreAndCloneHoldExactlyTheirData) {
   EXPECT_TRUE(ReadImage(*io_, clone_image, 0, 12 * kMiB) == want);
   EXPECT_TRUE(ReadImage(*io_, clone_image, 900 * kMiB, 8 * kMiB) == a);
   EXPECT_TRUE(ImageExists(*io_, clone_image + "-temp")) << "ceph-csi's temporary clone";
-  std::cout << "timings (1 GiB image, qemu TCG): snapshot " << snapshot_s << " s, restore " << restore_s
-            << " s, clone " << clone_s << " s\n";
+  std::cout << "timings (1 GiB image, qemu TCG): snapshot " << snapshot_s << " s, restore " << restore_s << " s, clone "
+            << clone_s << " s\n";
 
   // Writes to the source after all that change none of them.
   ASSERT_TRUE(WriteAt(device, 0, b));

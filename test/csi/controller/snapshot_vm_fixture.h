@@ -55,8 +55,8 @@ inline double Seconds(std::chrono::steady_clock::time_point since) {
 class SnapshotVmTest : public NodeVmTest {
  protected:
   void SetUp() override {
-    controller_ = csi::v1::Controller::NewStub(
-        grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
+    controller_ =
+        csi::v1::Controller::NewStub(grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()));
     RadosConfig rc{Ceph().conf, {}, Ceph().user, Ceph().keyfile, 30};
     auto cluster = RadosCluster::ConnectBlocking(rc);
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();

@@ -48,7 +48,6 @@ std::map<std::string, std::string> ImageConfig(const std::string& image) {
   return out;
 }
 
-
 TEST_F(StorageClassVmTest, DataPoolIsKeptBySnapshotsRestoresAndClones) {
   const char* data_pool = std::getenv("NBDK_CEPH_DATA_POOL");
   ASSERT_NE(data_pool, nullptr) << "test/vm/ceph-up.sh's second pool";
@@ -57,9 +56,9 @@ TEST_F(StorageClassVmTest, DataPoolIsKeptBySnapshotsRestoresAndClones) {
 
 TEST_F(StorageClassVmTest, QosLimitsAreTheImagesLibrbdSettings) {
   const std::string name = "pvc-qos-" + std::to_string(::getpid());
-  const Params qos = {{"baseReadIops", "1000"},     {"baseWriteBps", "4194304"},
-                      {"baseIops", "500"},          {"iopsPerGiB", "100"},
-                      {"maxIops", "2000"},          {"baseVolSizeBytes", std::to_string(kGiB)}};
+  const Params qos = {{"baseReadIops", "1000"}, {"baseWriteBps", "4194304"},
+                      {"baseIops", "500"},      {"iopsPerGiB", "100"},
+                      {"maxIops", "2000"},      {"baseVolSizeBytes", std::to_string(kGiB)}};
   csi::v1::CreateVolumeResponse created, cloned;
   ASSERT_GRPC_OK(Create(name, kGiB, qos, &created));
   const std::string image = ImageOf(created);
@@ -139,8 +138,8 @@ TEST_F(StorageClassVmTest, MkfsOptionsMakeTheFirstStagesFilesystem) {
 
 TEST_F(StorageClassVmTest, EveryImageFeatureCephCsiAcceptsIsOnTheImage) {
   const std::string name = "pvc-feat-" + std::to_string(::getpid());
-  const std::vector<std::string> all = {"layering",   "exclusive-lock", "object-map",
-                                        "fast-diff",  "deep-flatten",   "journaling"};
+  const std::vector<std::string> all = {"layering",  "exclusive-lock", "object-map",
+                                        "fast-diff", "deep-flatten",   "journaling"};
   std::string csv;
   for (const auto& f : all) csv += (csv.empty() ? "" : ",") + f;
   csi::v1::CreateVolumeResponse created, plain, refused;
@@ -165,8 +164,8 @@ TEST_F(StorageClassVmTest, SetMetadataFalseWritesNoPvcOrPvNames) {
   std::string error;
   ASSERT_TRUE(quiet.Start(true, {"--setmetadata=false"}, &error)) << error;
   // The fixture's calls go to it for this test (SetUp makes a stub per test).
-  controller_ = csi::v1::Controller::NewStub(
-      grpc::CreateChannel(quiet.daemon().endpoint(), grpc::InsecureChannelCredentials()));
+  controller_ =
+      csi::v1::Controller::NewStub(grpc::CreateChannel(quiet.daemon().endpoint(), grpc::InsecureChannelCredentials()));
   const std::string name = "pvc-nometa-" + std::to_string(::getpid());
   csi::v1::CreateVolumeResponse created;
   ASSERT_GRPC_OK(Create(name, 64 * kMiB,
@@ -177,8 +176,8 @@ TEST_F(StorageClassVmTest, SetMetadataFalseWritesNoPvcOrPvNames) {
                         &created));
   // QoS is the image's own setting, not the names --setmetadata is about.
   auto meta = ImageMeta(ImageOf(created));
-  for (const char* key : {"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace",
-                          "csi.storage.k8s.io/pv/name"}) {
+  for (const char* key :
+       {"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name"}) {
     EXPECT_FALSE(meta.contains(key)) << key;
   }
   EXPECT_EQ(meta["conf_rbd_qos_read_iops_limit"], "100");
@@ -203,9 +202,12 @@ TEST_F(StorageClassVmTest, UnknownVolumeContextKeysAreRefusedByTheNode) {
       << s.error_message();
   EXPECT_EQ(RbdNbdProcessesFor(ImageOf(created)), 0);
 
-  for (const auto& [k, v] : Params{{"imageFeatures", "layering"}, {"thickProvision", "false"},
-                                   {"topologyConstrainedPools", "[]"}, {"cephLogStrategy", "remove"},
-                                   {"baseIops", "100"}, {"csi.storage.k8s.io/pv/name", name}}) {
+  for (const auto& [k, v] : Params{{"imageFeatures", "layering"},
+                                   {"thickProvision", "false"},
+                                   {"topologyConstrainedPools", "[]"},
+                                   {"cephLogStrategy", "remove"},
+                                   {"baseIops", "100"},
+                                   {"csi.storage.k8s.io/pv/name", name}}) {
     (*stage.mutable_volume_context())[k] = v;
   }
   ASSERT_GRPC_OK(Stage(stage));

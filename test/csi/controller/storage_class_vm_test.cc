@@ -18,7 +18,6 @@
 namespace nbdk::vmtest {
 namespace {
 
-
 TEST_F(ControllerVmTest, StorageClassLayoutAndPvcNamesAreTheImages) {
   const char* data_pool = std::getenv("NBDK_CEPH_DATA_POOL");
   ASSERT_NE(data_pool, nullptr) << "test/vm/ceph-up.sh's second pool";
@@ -79,7 +78,8 @@ TEST_F(ControllerVmTest, StorageClassLayoutAndPvcNamesAreTheImages) {
   ASSERT_TRUE(WriteImage(*io_, image, 0, std::string(4096, 'x')));
   const std::string data_prefix = std::string(info["block_name_prefix"].GetString()) + ".";
   auto has_data = [&](const std::vector<std::string>& objects) {
-    return std::any_of(objects.begin(), objects.end(), [&](const std::string& o) { return o.starts_with(data_prefix); });
+    return std::any_of(objects.begin(), objects.end(),
+                       [&](const std::string& o) { return o.starts_with(data_prefix); });
   };
   EXPECT_TRUE(has_data(RadosLs(data_pool)));
   EXPECT_FALSE(has_data(RadosLs(Ceph().pool)));

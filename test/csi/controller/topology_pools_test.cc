@@ -70,14 +70,14 @@ TEST(TopologyPools, PreferredTopologiesComeFirstThenRequisite) {
   csi::v1::TopologyRequirement want;
   *want.add_requisite() = Topology({{"topology.rbd.nbdkeeper.io/region", "west"}});
   *want.add_preferred() = Topology({{"topology.rbd.nbdkeeper.io/region", "north"}});
-  *want.add_preferred() = Topology({{"topology.rbd.nbdkeeper.io/region", "east"},
-                                    {"topology.rbd.nbdkeeper.io/zone", "2"}});
+  *want.add_preferred() =
+      Topology({{"topology.rbd.nbdkeeper.io/region", "east"}, {"topology.rbd.nbdkeeper.io/zone", "2"}});
   auto choice = ChooseTopologyPool(Pools(), want);
   ASSERT_TRUE(choice.ok()) << choice.status().ToString();
   EXPECT_EQ(choice->pool, "east-2");
   EXPECT_EQ(choice->data_pool, "");
-  EXPECT_EQ(choice->segments, (TopologySegments{{"topology.rbd.nbdkeeper.io/region", "east"},
-                                                {"topology.rbd.nbdkeeper.io/zone", "2"}}));
+  EXPECT_EQ(choice->segments,
+            (TopologySegments{{"topology.rbd.nbdkeeper.io/region", "east"}, {"topology.rbd.nbdkeeper.io/zone", "2"}}));
 
   want.clear_preferred();
   choice = ChooseTopologyPool(Pools(), want);

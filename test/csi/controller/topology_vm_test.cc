@@ -152,8 +152,9 @@ TEST_F(CrushHostsVmTest, ErasureCodedDataPoolIsKeptBySnapshotsRestoresAndClones)
 TEST_F(CrushHostsVmTest, NodeGetInfoReportsTheSegmentsOfTheNodesDomainLabels) {
   grpc::ClientContext ctx;
   csi::v1::GetPluginInfoResponse plugin;
-  ASSERT_GRPC_OK(csi::v1::Identity::NewStub(grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()))
-                     ->GetPluginInfo(&ctx, {}, &plugin));
+  ASSERT_GRPC_OK(
+      csi::v1::Identity::NewStub(grpc::CreateChannel(Daemon().endpoint(), grpc::InsecureChannelCredentials()))
+          ->GetPluginInfo(&ctx, {}, &plugin));
   const std::string prefix = "topology." + plugin.name() + "/";
   EXPECT_EQ(NodeSegments(), (TopologySegments{{prefix + "region", "east"}, {prefix + "zone", "z1"}}));
 }
@@ -163,7 +164,8 @@ TEST_F(CrushHostsVmTest, CreateVolumeLandsInThePoolOfTheRequestedTopology) {
   const std::string east = "topo-east", west = "topo-west", ec = Env("NBDK_CEPH_EC_DATA_POOL");
   const std::string pools =
       R"([{"poolName": "topo-west", "domainSegments": [{"domainLabel": "region", "value": "west"}]},)"
-      R"( {"poolName": "topo-east", "dataPool": ")" + ec +
+      R"( {"poolName": "topo-east", "dataPool": ")" +
+      ec +
       R"(", "domainSegments": [{"domainLabel": "region", "value": "east"}, {"domainLabel": "zone", "value": "z1"}]}])";
   const TopologySegments here = NodeSegments();
   ASSERT_FALSE(here.empty());
@@ -217,8 +219,7 @@ TEST_F(CrushHostsVmTest, CreateVolumeLandsInThePoolOfTheRequestedTopology) {
   ASSERT_GRPC_OK(Unstage(volume_id));
 
   // Only the west topology: the west pool, without a data pool.
-  csi::v1::CreateVolumeRequest west_req =
-      CreateRequest(name + "-w", 64 * kMiB, {{"topologyConstrainedPools", pools}});
+  csi::v1::CreateVolumeRequest west_req = CreateRequest(name + "-w", 64 * kMiB, {{"topologyConstrainedPools", pools}});
   *west_req.mutable_accessibility_requirements()->add_requisite() = TopologyOf(elsewhere);
   csi::v1::CreateVolumeResponse in_west;
   ASSERT_GRPC_OK(Create(west_req, &in_west));
@@ -308,9 +309,8 @@ TEST_F(ReadAffinityVmTest, ReadsGoToTheOsdOnTheNodesCrushHost) {
   // The same pool through a cluster entry without it: the primaries serve.
   auto primaries = ReadsByHost("test", name + "-p", &cmdline);
   EXPECT_EQ(cmdline.find("crush_location"), std::string::npos) << cmdline;
-  std::printf("reads by host, no read affinity: h1 %lld, h2 %lld, h3 %lld\n",
-              static_cast<long long>(primaries["h1"]), static_cast<long long>(primaries["h2"]),
-              static_cast<long long>(primaries["h3"]));
+  std::printf("reads by host, no read affinity: h1 %lld, h2 %lld, h3 %lld\n", static_cast<long long>(primaries["h1"]),
+              static_cast<long long>(primaries["h2"]), static_cast<long long>(primaries["h3"]));
   EXPECT_GT(primaries["h1"] + primaries["h3"], 0) << "16 objects' primaries, all on h2?";
 }
 

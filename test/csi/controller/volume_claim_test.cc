@@ -23,9 +23,8 @@ struct Pool {
   VolumeJournal journal{store, store, {5, 5}, "default", [this] { return uuids[next++ % uuids.size()]; }};
 
   Result<VolumeClaim> Claim(const CreateVolumeParams& params) {
-    return ClaimVolumeName(journal, params, [this](const std::string& image) -> Result<bool> {
-      return images.count(image) > 0;
-    });
+    return ClaimVolumeName(journal, params,
+                           [this](const std::string& image) -> Result<bool> { return images.count(image) > 0; });
   }
 };
 

@@ -53,8 +53,8 @@ TEST_F(EncryptionSecretTest, NoFlowShowsTheSecretOrAPassphrase) {
   Note(CheckRepeatedEncryption("pvc", {"default", "block"}, std::nullopt));
   const std::string output = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();
 
-  auto passphrase = UnwrapVolumePassphrase(metadata_->images["csi-vol-new"].at("rbd.csi.ceph.com/dek"), secret_,
-                                           kVolumeId);
+  auto passphrase =
+      UnwrapVolumePassphrase(metadata_->images["csi-vol-new"].at("rbd.csi.ceph.com/dek"), secret_, kVolumeId);
   ASSERT_TRUE(passphrase.ok()) << passphrase.status().ToString();
   const std::string secrets[] = {kSecret, std::string(passphrase->Reveal())};
   for (const std::string& secret : secrets) {

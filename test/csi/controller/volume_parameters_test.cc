@@ -23,16 +23,31 @@ void ExpectRefused(const Status& s, const std::string& name, const std::string& 
 }
 
 TEST(ParameterNames, EveryHonouredOneAndTheProvisionersFamilyPass) {
-  auto p = Params({{"clusterID", "c"}, {"pool", "rbd"}, {"journalPool", "j"}, {"radosNamespace", "ns"},
-                   {"dataPool", "ec"}, {"imageFeatures", "layering"}, {"objectSize", "8388608"},
-                   {"stripeUnit", "65536"}, {"stripeCount", "4"}, {"volumeNamePrefix", "k8s-"},
-                   {"mounter", "rbd-nbd"}, {"mapOptions", "nbd:try-netlink"}, {"unmapOptions", "nbd:force"},
+  auto p = Params({{"clusterID", "c"},
+                   {"pool", "rbd"},
+                   {"journalPool", "j"},
+                   {"radosNamespace", "ns"},
+                   {"dataPool", "ec"},
+                   {"imageFeatures", "layering"},
+                   {"objectSize", "8388608"},
+                   {"stripeUnit", "65536"},
+                   {"stripeCount", "4"},
+                   {"volumeNamePrefix", "k8s-"},
+                   {"mounter", "rbd-nbd"},
+                   {"mapOptions", "nbd:try-netlink"},
+                   {"unmapOptions", "nbd:force"},
                    {"mkfsOptions", "-m0"},
-                   {"nbdkeeper.io/imageName", "img"}, {"thickProvision", "false"}, {"encrypted", "True"},
-                   {"encryptionType", "block"}, {"encryptionKMSID", "kms-1"},
-                   {"tryOtherMounters", "0"}, {"csi.storage.k8s.io/pvc/name", "data"},
-                   {"csi.storage.k8s.io/pvc/namespace", "db"}, {"csi.storage.k8s.io/pv/name", "pvc-1"},
-                   {"csi.storage.k8s.io/fstype", "ext4"}, {"csi.storage.k8s.io/provisioner-secret-name", "s"},
+                   {"nbdkeeper.io/imageName", "img"},
+                   {"thickProvision", "false"},
+                   {"encrypted", "True"},
+                   {"encryptionType", "block"},
+                   {"encryptionKMSID", "kms-1"},
+                   {"tryOtherMounters", "0"},
+                   {"csi.storage.k8s.io/pvc/name", "data"},
+                   {"csi.storage.k8s.io/pvc/namespace", "db"},
+                   {"csi.storage.k8s.io/pv/name", "pvc-1"},
+                   {"csi.storage.k8s.io/fstype", "ext4"},
+                   {"csi.storage.k8s.io/provisioner-secret-name", "s"},
                    {"csi.storage.k8s.io/some-future-key", "x"}});
   EXPECT_TRUE(CheckParameterNames(p).ok()) << CheckParameterNames(p).ToString();
 }
@@ -64,8 +79,7 @@ TEST(ParameterNames, AnUnknownOneIsRefusedByName) {
 }
 
 TEST(ParameterNames, KnownButUnimplementedOnesAreRefusedAsNotSupported) {
-  for (const char* name : {"cephLogDir", "cephLogStrategy",
-                           "snapshotNamePrefix"}) {
+  for (const char* name : {"cephLogDir", "cephLogStrategy", "snapshotNamePrefix"}) {
     ExpectRefused(CheckParameterNames(Params({{name, "x"}})), name, "not supported");
   }
   for (const char* name : {"thickProvision", "tryOtherMounters"}) {
@@ -87,7 +101,8 @@ TEST(Encryption, EncryptedIsAGoBooleanAndTheKmsIdDefaultsToDefault) {
   for (const char* no : {"false", "False", "FALSE", "f", "F", "0"}) {
     // Not encrypted: encryptionType and encryptionKMSID are not read, as in
     // ceph-csi, whatever they say.
-    auto kms = ParseEncryptionKmsId(Params({{"encrypted", no}, {"encryptionType", "file"}, {"encryptionKMSID", "v"}}), "parameters.");
+    auto kms = ParseEncryptionKmsId(Params({{"encrypted", no}, {"encryptionType", "file"}, {"encryptionKMSID", "v"}}),
+                                    "parameters.");
     ASSERT_TRUE(kms.ok()) << no << ": " << kms.status().ToString();
     EXPECT_EQ(*kms, std::nullopt) << no;
   }
@@ -96,8 +111,9 @@ TEST(Encryption, EncryptedIsAGoBooleanAndTheKmsIdDefaultsToDefault) {
   EXPECT_EQ(*absent, std::nullopt);
   EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", ""}}), "parameters."),
             std::optional<std::string>("default"));
-  EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", "secrets-metadata"}}), "parameters."),
-            std::optional<std::string>("secrets-metadata"));
+  EXPECT_EQ(
+      *ParseEncryptionKmsId(Params({{"encrypted", "true"}, {"encryptionKMSID", "secrets-metadata"}}), "parameters."),
+      std::optional<std::string>("secrets-metadata"));
   EXPECT_EQ(*ParseEncryptionKmsId(Params({{"encrypted", "1"}, {"encryptionType", "block"}}), "parameters."),
             std::optional<std::string>("default"));
 }
@@ -147,16 +163,16 @@ TEST(ImageLayout, ValuesLibrbdWouldRefuseAreRefusedByName) {
       {Params({{"dataPool", ""}}), "dataPool"},
       {Params({{"dataPool", "ec/data"}}), "dataPool"},
       {Params({{"dataPool", "-ec"}}), "dataPool"},
-      {Params({{"objectSize", "3000000"}}), "objectSize"},        // not a power of two
-      {Params({{"objectSize", "2048"}}), "objectSize"},           // below librbd's order 12
-      {Params({{"objectSize", "67108864"}}), "objectSize"},       // above its order 25
+      {Params({{"objectSize", "3000000"}}), "objectSize"},   // not a power of two
+      {Params({{"objectSize", "2048"}}), "objectSize"},      // below librbd's order 12
+      {Params({{"objectSize", "67108864"}}), "objectSize"},  // above its order 25
       {Params({{"objectSize", "0"}}), "objectSize"},
-      {Params({{"objectSize", "4M"}}), "objectSize"},             // bytes, in decimal
+      {Params({{"objectSize", "4M"}}), "objectSize"},  // bytes, in decimal
       {Params({{"objectSize", "-4096"}}), "objectSize"},
       {Params({{"objectSize", "+4096"}}), "objectSize"},
       {Params({{"objectSize", ""}}), "objectSize"},
       {Params({{"objectSize", "99999999999999999999999"}}), "objectSize"},
-      {Params({{"stripeUnit", "65536"}}), "stripeCount"},         // one without the other
+      {Params({{"stripeUnit", "65536"}}), "stripeCount"},  // one without the other
       {Params({{"stripeCount", "2"}}), "stripeUnit"},
       {Params({{"stripeUnit", "65537"}, {"stripeCount", "2"}}), "stripeUnit"},
       {Params({{"stripeUnit", "1024"}, {"stripeCount", "2"}}), "stripeUnit"},
@@ -165,7 +181,7 @@ TEST(ImageLayout, ValuesLibrbdWouldRefuseAreRefusedByName) {
       {Params({{"stripeUnit", "65536"}, {"stripeCount", "0"}}), "stripeCount"},
       {Params({{"stripeUnit", "65536"}, {"stripeCount", "two"}}), "stripeCount"},
       {Params({{"imageFeatures", "layering,fast-diff"}}), "imageFeatures"},
-      {Params({{"imageFeatures", ""}}), "imageFeatures"},  // ceph-csi refuses it too
+      {Params({{"imageFeatures", ""}}), "imageFeatures"},                   // ceph-csi refuses it too
       {Params({{"imageFeatures", "layering,striping"}}), "imageFeatures"},  // librbd's, not ceph-csi's
   };
   for (const auto& [params, name] : cases) {

@@ -3,8 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -90,9 +90,9 @@ TEST_F(HealEvidenceTest, GatherPlansEachRecordFromTheSameScan) {
   stale.boot_id = "boot-0";
   VolumeRecord staging = Record("vol-t", "/dev/nbd8");
   staging.state = VolumeState::kStaging;
-  auto plans =
-      GatherHealEvidence({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging}, "boot-1", options_)
-          .plans;
+  auto plans = GatherHealEvidence({Record("vol-a", "/dev/nbd3"), Record("vol-b", "/dev/nbd5"), stale, staging},
+                                  "boot-1", options_)
+                   .plans;
   ASSERT_EQ(plans.size(), 4u);
   EXPECT_EQ(plans[0].action, HealAction::kAdopt);
   EXPECT_EQ(plans[0].pid, 40);

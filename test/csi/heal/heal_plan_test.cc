@@ -95,13 +95,13 @@ TEST(HealPlanTest, AMapThatDidNotConnectTheDeviceIsNotAdopted) {
   device.pid = 4100;  // the kernel says another process connected nbd3
   HealPlan p = PlanHeal(r, kBoot, device, {Server(4242, r)}, kUs);
   EXPECT_EQ(p.action, HealAction::kReattach) << p.reason;
-  EXPECT_NE(p.reason.find("pid 4242 is a map but /dev/nbd3 was connected by pid 4100"), std::string::npos)
-      << p.reason;
+  EXPECT_NE(p.reason.find("pid 4242 is a map but /dev/nbd3 was connected by pid 4100"), std::string::npos) << p.reason;
 }
 
 TEST(HealPlanTest, PrefersTheJournaledPidAmongSeveralServers) {
   VolumeRecord r = Staged();
-  HealPlan p = PlanHeal(r, kBoot, Ours(r), {Server(5000, r, "attach"), Server(4242, r), Server(6000, r, "attach")}, kUs);
+  HealPlan p =
+      PlanHeal(r, kBoot, Ours(r), {Server(5000, r, "attach"), Server(4242, r), Server(6000, r, "attach")}, kUs);
   EXPECT_EQ(p.pid, 4242);
 }
 

@@ -130,7 +130,8 @@ class Writer {
         s.expected[block].assign(static_cast<char*>(out), kBlock);
         ++s.writes;
       }
-      uint64_t us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+      uint64_t us =
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
       if (us > s.longest_us) s.longest_us = us;
     }
     if (fd >= 0) ::close(fd);
@@ -230,8 +231,8 @@ class HealVmTest : public NodeVmTest {
   static void Print(const char* what, double heal_s, const std::vector<Volume>& vols) {
     double stall = 0;
     for (const Volume& v : vols) stall = std::max(stall, v.writer->longest_stall_s());
-    std::printf("[heal] %-44s launch->ready %.2f s (healing itself %s ms), longest writer stall %.2f s\n", what,
-                heal_s, HealedMs().c_str(), stall);
+    std::printf("[heal] %-44s launch->ready %.2f s (healing itself %s ms), longest writer stall %.2f s\n", what, heal_s,
+                HealedMs().c_str(), stall);
     std::fflush(stdout);
   }
 };

@@ -73,8 +73,8 @@ class FaultNodeEnv : public NodeEnv {
     mounted.insert(target);
     Later(done, Status::Ok());
   }
-  void BindMount(const std::string& source, const std::string& target, bool read_only,
-                 std::vector<std::string> options, StatusCallback done) override {
+  void BindMount(const std::string& source, const std::string& target, bool read_only, std::vector<std::string> options,
+                 StatusCallback done) override {
     if (Failed("BindMount", done)) return;
     mounted.insert(target);
     Later(done, Status::Ok());

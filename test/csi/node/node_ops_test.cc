@@ -1,12 +1,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
-#include "csi/node/filesystem.h"
 #include "csi/key_file.h"
+#include "csi/node/filesystem.h"
 
 namespace nbdk {
 namespace {
@@ -68,7 +68,8 @@ TEST(FilesystemTest, MkfsThenProbeFindsExt4) {
 TEST(FilesystemTest, APartitionTableIsNotBlank) {
   std::string path = ::testing::TempDir() + "/mbr.img";
   std::string image(8 << 20, '\0');
-  unsigned char entry[16] = {0x00, 0, 0, 0, 0x83, 0, 0, 0, 0x00, 0x08, 0, 0, 0x00, 0x38, 0, 0};  // LBA 2048, 14336 sectors
+  unsigned char entry[16] = {0x00, 0,    0, 0, 0x83, 0,    0, 0,
+                             0x00, 0x08, 0, 0, 0x00, 0x38, 0, 0};  // LBA 2048, 14336 sectors
   std::copy(entry, entry + 16, image.begin() + 446);
   image[510] = '\x55';
   image[511] = '\xaa';
@@ -140,7 +141,7 @@ TEST(KeyFileTest, WrittenPrivateAndRemoved) {
   auto path = WriteKeyFile(dir, id, "AQBsecret==");
   ASSERT_TRUE(path.ok()) << path.status().ToString();
   EXPECT_EQ(std::filesystem::path(*path).parent_path(), dir);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path->c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   std::ifstream in(*path);

@@ -64,8 +64,8 @@ TEST(UnreadableDeviceVmTest, IsAnErrorNeverBlank) {
     std::string name, table;
   };
   const std::string table_file = ::testing::TempDir() + "/dm-table";
-  for (const Case& c : {Case{"nbdk-probe-error", "0 8192 error\n"},
-                        Case{"nbdk-probe-tail-error", "0 4096 zero\n4096 4096 error\n"}}) {
+  for (const Case& c :
+       {Case{"nbdk-probe-error", "0 8192 error\n"}, Case{"nbdk-probe-tail-error", "0 4096 zero\n4096 4096 error\n"}}) {
     std::ofstream(table_file) << c.table;
     auto made = RunCommand({"dmsetup", "create", c.name}, true, table_file);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -78,7 +78,8 @@ TEST(UnreadableDeviceVmTest, IsAnErrorNeverBlank) {
     ASSERT_EQ(::stat(device.c_str(), &st), 0) << device << ": " << std::strerror(errno);
     ASSERT_TRUE(S_ISBLK(st.st_mode)) << device;
     auto blkid = RunCommand({"blkid", "-p", device}, true);
-    if (blkid.ok()) std::printf("blkid -p %s: exit %d (2 reads as \"nothing found\")\n", device.c_str(), blkid->exit.code);
+    if (blkid.ok())
+      std::printf("blkid -p %s: exit %d (2 reads as \"nothing found\")\n", device.c_str(), blkid->exit.code);
     auto probed = ProbeDeviceSignature(device);
     ASSERT_FALSE(probed.ok()) << device << " probed as " << probed->Describe();
     std::printf("%s\n", probed.status().ToString().c_str());

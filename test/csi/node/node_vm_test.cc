@@ -36,7 +36,6 @@ void WriteSynced(const std::string& path, const std::string& text) {
   ::close(fd);
 }
 
-
 class NodeLifecycleTest : public NodeVmTest {
  protected:
   void RunFilesystem(const std::string& image, const std::string& fs, int mib = 64) {
@@ -85,7 +84,6 @@ class NodeLifecycleTest : public NodeVmTest {
 };
 
 TEST_F(NodeLifecycleTest, Ext4) { RunFilesystem("vol-ext4", "ext4"); }
-
 
 // mkfs.xfs (xfsprogs 6) refuses filesystems under 300 MiB.
 TEST_F(NodeLifecycleTest, Xfs) { RunFilesystem("vol-xfs", "xfs", 320); }

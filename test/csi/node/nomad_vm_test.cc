@@ -243,8 +243,8 @@ TEST_F(NomadClientVmTest, AClientRestartFindsItsVolumesKeptAliveByThePluginAlone
   NomadClient first(Base(), node_.stub().get());
   ASSERT_GRPC_OK(first.MountVolume(db, kAlloc));
   ASSERT_GRPC_OK(first.MountVolume(raw, kAlloc));
-  EXPECT_EQ(first.calls, (std::vector<std::string>{"NodeStageVolume", "NodePublishVolume", "NodeStageVolume",
-                                                   "NodePublishVolume"}));
+  EXPECT_EQ(first.calls,
+            (std::vector<std::string>{"NodeStageVolume", "NodePublishVolume", "NodeStageVolume", "NodePublishVolume"}));
   const std::string db_target = first.Target(db, kAlloc), raw_target = first.Target(raw, kAlloc);
   EXPECT_TRUE(IsMountPoint(db_target));
   EXPECT_TRUE(fs::is_block_file(raw_target)) << "a block target is the device node's bind mount";
@@ -281,8 +281,8 @@ TEST_F(NomadClientVmTest, AClientRestartFindsItsVolumesKeptAliveByThePluginAlone
   // The alloc stops: unpublish and unstage, in Nomad's order.
   ASSERT_GRPC_OK(second.UnmountVolume(db, kAlloc));
   ASSERT_GRPC_OK(second.UnmountVolume(raw, kAlloc));
-  EXPECT_EQ(second.calls, (std::vector<std::string>{"NodeUnpublishVolume", "NodeUnstageVolume",
-                                                    "NodeUnpublishVolume", "NodeUnstageVolume"}));
+  EXPECT_EQ(second.calls, (std::vector<std::string>{"NodeUnpublishVolume", "NodeUnstageVolume", "NodeUnpublishVolume",
+                                                    "NodeUnstageVolume"}));
   EXPECT_FALSE(fs::exists(db_target));
   EXPECT_FALSE(fs::exists(raw_target));
   EXPECT_FALSE(IsMountPoint(first.Staging(db) + "/" + db.external_id));

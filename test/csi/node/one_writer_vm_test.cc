@@ -120,8 +120,7 @@ class ResizeLoop {
   void Run() {
     while (!stop_) {
       auto out = RunCommand(
-          Ceph().Rbd({"resize", "--no-progress", "--size", std::to_string(++mib_), Ceph().pool + "/" + image_}),
-          true);
+          Ceph().Rbd({"resize", "--no-progress", "--size", std::to_string(++mib_), Ceph().pool + "/" + image_}), true);
       if (out.ok() && out->exit.code == 0) {
         ++done_;
       } else {
@@ -159,11 +158,12 @@ TEST_F(OneWriterVmTest, AResizeLoopThroughAKillIsNoTakeover) {
   resizes.Stop();
   EXPECT_EQ(StatusField(image, "state"), "Connected") << StatusOf(image);
   (*writer)->Stop();
-  std::printf("[ resize-kill ] re-attached in %.1f s; resizes: %d before the kill, %d in all, %d failed%s%s; "
-              "writer: %llu writes, %llu IO errors, longest %.2f s\n",
-              heal_s, before_kill, resizes.done(), resizes.failed(), resizes.failed() ? ", last: " : "",
-              resizes.last_failure().c_str(), static_cast<unsigned long long>((*writer)->writes()),
-              static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  std::printf(
+      "[ resize-kill ] re-attached in %.1f s; resizes: %d before the kill, %d in all, %d failed%s%s; "
+      "writer: %llu writes, %llu IO errors, longest %.2f s\n",
+      heal_s, before_kill, resizes.done(), resizes.failed(), resizes.failed() ? ", last: " : "",
+      resizes.last_failure().c_str(), static_cast<unsigned long long>((*writer)->writes()),
+      static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
   EXPECT_EQ((*writer)->errors(), 0u);
   EXPECT_GT(resizes.done(), before_kill) << "no resize ran through the kill and heal";
   EXPECT_TRUE(VerifyWriterData(device, (*writer)->writes()).ok());
@@ -180,8 +180,9 @@ TEST_F(OneWriterVmTest, AReaderThroughAKillIsNoTakeover) {
   std::string device = StageBlock(StageReq(image, BlockCap()));
   Result<std::unique_ptr<Writer>> writer = Writer::Start(device);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  auto reader = SpawnedChild::Spawn(Ceph().Rbd({"bench", "--io-type", "read", "--io-size", "4K", "--io-threads", "1",
-                                                  "--io-total", "10G", "--io-pattern", "rand", Ceph().pool + "/" + image}));
+  auto reader =
+      SpawnedChild::Spawn(Ceph().Rbd({"bench", "--io-type", "read", "--io-size", "4K", "--io-threads", "1",
+                                      "--io-total", "10G", "--io-pattern", "rand", Ceph().pool + "/" + image}));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::this_thread::sleep_for(std::chrono::seconds(5));
   double heal_s = 0;
@@ -208,8 +209,12 @@ TEST_F(OneWriterVmTest, AFailedFirstAttachIsNoTakeover) {
   {
     std::ofstream out(wrapper);
     out << "#!/bin/sh\n"
-           "case \" $* \" in *\" attach \"*) [ -e " << marker << " ] || {\n"
-           "  touch " << marker << "\n"
+           "case \" $* \" in *\" attach \"*) [ -e "
+        << marker
+        << " ] || {\n"
+           "  touch "
+        << marker
+        << "\n"
            "  rbd-nbd \"$@\" >/dev/null & sleep 2; kill -9 $!; wait $!; exit 1; } ;; esac\n"
            "exec rbd-nbd \"$@\"\n";
   }
@@ -276,10 +281,11 @@ TEST_F(OneWriterVmTest, ASnapshotStagedBesideItsHeadNeitherFencesNorIsFenced) {
   EXPECT_EQ(StatusField(image, "state"), "Connected") << StatusOf(image);
   EXPECT_EQ(StatusField(image, "restarts"), "1") << "the snapshot's re-attach touched the head";
   (*writer)->Stop();
-  std::printf("[ snapshot-head ] head re-attached in %.1f s, snapshot in %.1f s; "
-              "head's writer: %llu writes, %llu IO errors, longest %.2f s\n",
-              head_heal_s, snap_heal_s, static_cast<unsigned long long>((*writer)->writes()),
-              static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  std::printf(
+      "[ snapshot-head ] head re-attached in %.1f s, snapshot in %.1f s; "
+      "head's writer: %llu writes, %llu IO errors, longest %.2f s\n",
+      head_heal_s, snap_heal_s, static_cast<unsigned long long>((*writer)->writes()),
+      static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
   EXPECT_EQ((*writer)->errors(), 0u);
   EXPECT_TRUE(VerifyWriterData(head, (*writer)->writes()).ok());
   EXPECT_EQ(ReadBlockMarker(snap), "before the snapshot") << "the snapshot's device serves the snapshot";

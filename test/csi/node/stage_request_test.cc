@@ -207,36 +207,42 @@ TEST(StageRequestTest, EachInvalidFieldIsNamedAndTheKeyNeverAppears) {
        "secrets: userKey"},
       {"bad staticVolume", [&](auto* r) { (*ctx(r))["staticVolume"] = "yes"; }, kInvalid,
        "volume_context: staticVolume: 'yes' is not a boolean"},
-      {"static without pool", [&](auto* r) {
+      {"static without pool",
+       [&](auto* r) {
          (*ctx(r))["staticVolume"] = "true";
          ctx(r)->erase("pool");
-       }, kInvalid, "volume_context: pool: required for a static volume"},
-      {"static without clusterID", [&](auto* r) {
+       },
+       kInvalid, "volume_context: pool: required for a static volume"},
+      {"static without clusterID",
+       [&](auto* r) {
          (*ctx(r))["staticVolume"] = "1";
          ctx(r)->erase("clusterID");
-       }, kInvalid, "volume_context: clusterID: required"},
+       },
+       kInvalid, "volume_context: clusterID: required"},
       {"krbd mounter", [&](auto* r) { (*ctx(r))["mounter"] = "rbd"; }, kInvalid,
        "volume_context: mounter: 'rbd' is not supported"},
       {"encrypted without its secret", [&](auto* r) { (*ctx(r))["encrypted"] = "true"; }, kInvalid,
        "secrets: encryptionPassphrase: required for an encrypted volume (KMS 'default')"},
       {"encrypted not a boolean", [&](auto* r) { (*ctx(r))["encrypted"] = "yes"; }, kInvalid,
        "volume_context: encrypted: 'yes' is not a boolean"},
-      {"fscrypt", [&](auto* r) {
+      {"fscrypt",
+       [&](auto* r) {
          (*ctx(r))["encrypted"] = "true";
          (*ctx(r))["encryptionType"] = "file";
          (*r->mutable_secrets())["encryptionPassphrase"] = "s";
-       }, kInvalid, "volume_context: encryptionType: 'file': fscrypt not supported"},
-      {"no imageName nor clusterID", [&](auto* r) {
+       },
+       kInvalid, "volume_context: encryptionType: 'file': fscrypt not supported"},
+      {"no imageName nor clusterID",
+       [&](auto* r) {
          ctx(r)->erase("imageName");
          ctx(r)->erase("clusterID");
-       }, kInvalid, "neither imageName nor clusterID"},
+       },
+       kInvalid, "neither imageName nor clusterID"},
       {"pool with /", [&](auto* r) { (*ctx(r))["pool"] = "a/b"; }, kInvalid, "volume_context: pool: 'a/b'"},
-      {"image with @", [&](auto* r) { (*ctx(r))["imageName"] = "img@snap"; }, kInvalid,
-       "volume_context: imageName"},
+      {"image with @", [&](auto* r) { (*ctx(r))["imageName"] = "img@snap"; }, kInvalid, "volume_context: imageName"},
       {"namespace with newline", [&](auto* r) { (*ctx(r))["radosNamespace"] = "a\nb"; }, kInvalid,
        "volume_context: radosNamespace: contains whitespace or a control character"},
-      {"journalPool with /", [&](auto* r) { (*ctx(r))["journalPool"] = "/"; }, kInvalid,
-       "volume_context: journalPool"},
+      {"journalPool with /", [&](auto* r) { (*ctx(r))["journalPool"] = "/"; }, kInvalid, "volume_context: journalPool"},
       {"pool that reads as an option", [&](auto* r) { (*ctx(r))["pool"] = "--conf=x"; }, kInvalid,
        "volume_context: pool: '--conf=x' starts with '-'"},
       {"io_timeout spelled with '_'", [&](auto* r) { (*ctx(r))["mapOptions"] = "nbd:io_timeout=30"; }, kInvalid,

@@ -56,7 +56,7 @@ TEST_F(StageTransactionTest, StagesThroughEveryStepOnce) {
   // The host steps a filesystem stage takes, in order: each is a fault
   // point of StageFaultTest, with the journal writes, the resolve and the map.
   EXPECT_EQ(host_.calls, (std::vector<std::string>{"WriteKeyFile", "WriteStash", "CreateMountPoint", "ProbeDevice",
-                                                    "MakeFilesystem", "Mount", "WriteStash"}));
+                                                   "MakeFilesystem", "Mount", "WriteStash"}));
   ASSERT_NE(Record(), nullptr);
   EXPECT_EQ(Record()->state, VolumeState::kStaged);
   EXPECT_EQ(Record()->nbd_device, kDevice);

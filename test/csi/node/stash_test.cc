@@ -120,9 +120,7 @@ TEST_F(StashTest, IgnoresUnknownKeysAndNulls) {
   EXPECT_EQ(r->device, "");
 }
 
-TEST_F(StashTest, MissingStashIsNotFound) {
-  EXPECT_EQ(ReadStash(dir_).status().code(), Code::kNotFound);
-}
+TEST_F(StashTest, MissingStashIsNotFound) { EXPECT_EQ(ReadStash(dir_).status().code(), Code::kNotFound); }
 
 TEST_F(StashTest, ZeroLengthFileIsCorruption) { ExpectCorrupt("", "empty file"); }
 

@@ -122,8 +122,7 @@ TEST_F(StateDirFullTest, FullAtTheStagedRecordsFsyncLeavesOnlyTheStagingRecord) 
   journal_fs_.fail_fsync_number = journal_fs_.fsyncs + 3;  // staging: file, dir; staged: file
   Status s = Stage(Request());
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
-  EXPECT_NE(s.message().find("fsync " + dir_ + "/journal/v.vol-1.rec.tmp: No space left on device"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("fsync " + dir_ + "/journal/v.vol-1.rec.tmp: No space left on device"), std::string::npos)
       << s.ToString();
   EXPECT_NE(s.message().find("cleanup stopped at forget volume"), std::string::npos) << s.ToString();
   EXPECT_FALSE(sup().Snapshot(kVolume).has_value());

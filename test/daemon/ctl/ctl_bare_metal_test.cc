@@ -238,8 +238,9 @@ TEST(ForeignMappingsTest, KrbdAndUnsupervisedRbdNbdAreFound) {
   ASSERT_EQ(found.size(), 1u) << "the image, not its snapshot nor another namespace's";
   EXPECT_EQ(found[0].device, "/dev/rbd0");
   EXPECT_EQ(found[0].by, "krbd");
-  EXPECT_EQ(RefusalFor(db, found),
-            "rbd/db is already mapped on this host through krbd as /dev/rbd0 (unmap it first: rbd device unmap /dev/rbd0)");
+  EXPECT_EQ(
+      RefusalFor(db, found),
+      "rbd/db is already mapped on this host through krbd as /dev/rbd0 (unmap it first: rbd device unmap /dev/rbd0)");
   ASSERT_TRUE(ParseImageSpec("rbd/db@monday", &db).ok());
   EXPECT_EQ(ForeignMappings(db, {}, roots).at(0).device, "/dev/rbd1");
 

@@ -31,8 +31,8 @@ class CtlDaemonTest : public ::testing::Test {
     std::ofstream(dir_ + "/ceph-csi.json") << R"([{"clusterID": "c1", "monitors": ["127.0.0.1:1"]},
                                                 {"clusterID": "c2", "monitors": ["127.0.0.2:1"]}])";
     // The daemon's config file, which the CLI reads too (--config).
-    std::ofstream(dir_ + "/nbdkeeper.json") << R"({"ceph_csi_config": ")" << dir_ << R"(/ceph-csi.json", "state_dir": ")"
-                                           << dir_ << R"(/state"})";
+    std::ofstream(dir_ + "/nbdkeeper.json")
+        << R"({"ceph_csi_config": ")" << dir_ << R"(/ceph-csi.json", "state_dir": ")" << dir_ << R"(/state"})";
     daemon_ = std::make_unique<test::DaemonProcess>(NBDKEEPERD_PATH, dir_);
     ASSERT_TRUE(daemon_->Start({"--config", dir_ + "/nbdkeeper.json"})) << daemon_->Log();
     ASSERT_TRUE(daemon_->WaitReady(10000)) << daemon_->Log();
@@ -82,8 +82,13 @@ TEST_F(CtlDaemonTest, NotRunningIsExit3AndSaysHowToStartIt) {
 }
 
 TEST_F(CtlDaemonTest, NoPermissionOnTheSocketIsExit4) {
-  std::vector<std::string> argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBDKEEPERCTL_PATH,
-                                   "--csi-endpoint=" + daemon_->endpoint(), "list"};
+  std::vector<std::string> argv = {"setpriv",
+                                   "--reuid=65534",
+                                   "--regid=65534",
+                                   "--clear-groups",
+                                   NBDKEEPERCTL_PATH,
+                                   "--csi-endpoint=" + daemon_->endpoint(),
+                                   "list"};
   auto r = vmtest::RunCommand(argv, true);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->exit.code, 4) << r->stdout_text;
@@ -157,17 +162,16 @@ TEST(CtlCephConfTest, CephConfAndAKeyringAreEnough) {
                                          << "\tmon host = 127.0.0.1:1\n[client]\n\tkeyring = " << dir
                                          << "/ceph/$cluster.$name.keyring\n";
   std::ofstream(dir + "/ceph/ceph.client.admin.keyring") << "[client.admin]\n\tkey = AQBhZG1pbg==\n";
-  std::ofstream(dir + "/nbdkeeper.json") << R"({"ceph_csi_config": ")" << dir << R"(/absent.json", "ceph_dir": ")" << dir
-                                         << R"(/ceph", "state_dir": ")" << dir << R"(/state", "key_dir": ")" << dir
-                                         << R"(/keys"})";
+  std::ofstream(dir + "/nbdkeeper.json") << R"({"ceph_csi_config": ")" << dir << R"(/absent.json", "ceph_dir": ")"
+                                         << dir << R"(/ceph", "state_dir": ")" << dir << R"(/state", "key_dir": ")"
+                                         << dir << R"(/keys"})";
   test::DaemonProcess daemon(NBDKEEPERD_PATH, dir);
   ASSERT_TRUE(daemon.Start({"--config", dir + "/nbdkeeper.json"})) << daemon.Log();
   ASSERT_TRUE(daemon.WaitReady(10000)) << daemon.Log();
   auto ctl = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {NBDKEEPERCTL_PATH, "--config=" + dir + "/nbdkeeper.json",
-                                     "--csi-endpoint=" + daemon.endpoint(),
-                                     "--health=127.0.0.1:" + std::to_string(daemon.health_port()),
-                                     "--persist-file=" + dir + "/volumes.json"};
+    std::vector<std::string> argv = {
+        NBDKEEPERCTL_PATH, "--config=" + dir + "/nbdkeeper.json", "--csi-endpoint=" + daemon.endpoint(),
+        "--health=127.0.0.1:" + std::to_string(daemon.health_port()), "--persist-file=" + dir + "/volumes.json"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = vmtest::RunCommand(argv, true);
     return r.ok() ? Ran{r->exit.code, r->stdout_text} : Ran{};
@@ -175,8 +179,9 @@ TEST(CtlCephConfTest, CephConfAndAKeyringAreEnough) {
   Ran map = ctl({"map", "img", "--block"});
   EXPECT_EQ(map.exit, 1) << map.output << daemon.Log();
   EXPECT_EQ(map.output.find("cluster ID"), std::string::npos) << "the daemon found the cluster: " << map.output;
-  for (const std::string& part : {std::string("map rbd/img: "), "monitors 127.0.0.1:1 (conf " + dir + "/ceph/ceph.conf)",
-                                  std::string("as client.admin")}) {
+  for (const std::string& part :
+       {std::string("map rbd/img: "), "monitors 127.0.0.1:1 (conf " + dir + "/ceph/ceph.conf)",
+        std::string("as client.admin")}) {
     EXPECT_NE(map.output.find(part), std::string::npos) << part << " not in: " << map.output;
   }
   // A snapshot: the daemon takes it (its volume context and read-only

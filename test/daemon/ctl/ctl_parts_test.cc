@@ -19,8 +19,8 @@ namespace {
 using testing::Parse;
 
 TEST(CtlArgsTest, MapTakesAnImageSpecAndItsOptions) {
-  auto c = Parse({"--health", "127.0.0.1:1", "map", "rbd/ns1/db", "--fs=xfs", "--mount", "/mnt/db", "--ro",
-                  "--size", "10G", "--id", "ops", "--keyfile", "/etc/ceph/ops.key", "--persist"});
+  auto c = Parse({"--health", "127.0.0.1:1", "map", "rbd/ns1/db", "--fs=xfs", "--mount", "/mnt/db", "--ro", "--size",
+                  "10G", "--id", "ops", "--keyfile", "/etc/ceph/ops.key", "--persist"});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->action, CtlAction::kMap);
   EXPECT_EQ(c->global.health, "127.0.0.1:1");
@@ -34,16 +34,33 @@ TEST(CtlArgsTest, MapTakesAnImageSpecAndItsOptions) {
 }
 
 TEST(CtlArgsTest, BadCommandLinesNameTheProblem) {
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"map"}, {"map", "rbd/img@"}, {"map", "-x/img"}, {"map", "a/b/c/d"},
-           {"map", "rbd/img", "-o", "rbd_cache=true"}, {"map", "rbd/img", "-o", ""}, {"map", "rbd/img@s", "--size", "1G"},
-           {"map", "rbd/img", "--block", "--mount-options", "noatime"}, {"map", "rbd/img", "--mount-options", "errors=panic"},
-           {"list", "--force"}, {"unmap-all", "rbd/img"}, {"map", "rbd/img", "--quiet=1"}, {"list", "--format", "xml"},
-           {"map", "rbd/img", "--bogus"},
-           {"map", "rbd/img", "--fs", "btrfs"}, {"map", "rbd/img", "--block", "--fs", "xfs"},
-           {"map", "rbd/img", "--mount", "relative"}, {"map", "rbd/img", "--size", "ten"},
-           {"map", "rbd/img", "--id", "-admin"}, {"list", "--persist"}, {"unmap"}, {"expand", "img"},
-           {"expand", "img", "0"}, {"map", "rbd/img", "--key", "AQB"}}) {
+  for (std::vector<std::string> bad :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frobnicate"},
+                                             {"map"},
+                                             {"map", "rbd/img@"},
+                                             {"map", "-x/img"},
+                                             {"map", "a/b/c/d"},
+                                             {"map", "rbd/img", "-o", "rbd_cache=true"},
+                                             {"map", "rbd/img", "-o", ""},
+                                             {"map", "rbd/img@s", "--size", "1G"},
+                                             {"map", "rbd/img", "--block", "--mount-options", "noatime"},
+                                             {"map", "rbd/img", "--mount-options", "errors=panic"},
+                                             {"list", "--force"},
+                                             {"unmap-all", "rbd/img"},
+                                             {"map", "rbd/img", "--quiet=1"},
+                                             {"list", "--format", "xml"},
+                                             {"map", "rbd/img", "--bogus"},
+                                             {"map", "rbd/img", "--fs", "btrfs"},
+                                             {"map", "rbd/img", "--block", "--fs", "xfs"},
+                                             {"map", "rbd/img", "--mount", "relative"},
+                                             {"map", "rbd/img", "--size", "ten"},
+                                             {"map", "rbd/img", "--id", "-admin"},
+                                             {"list", "--persist"},
+                                             {"unmap"},
+                                             {"expand", "img"},
+                                             {"expand", "img", "0"},
+                                             {"map", "rbd/img", "--key", "AQB"}}) {
     auto c = Parse(bad);
     EXPECT_EQ(c.status().code(), Code::kInvalidArgument) << (bad.empty() ? "(none)" : bad[0]);
   }
@@ -80,11 +97,9 @@ TEST(CtlArgsTest, HelpShowsEveryOptionOfTheTable) {
 
 // An argument is quoted by QuoteField: escaped and bounded, never pasted.
 TEST(CtlArgsTest, ErrorsQuoteArgumentsEscaped) {
-  EXPECT_EQ(Parse({"list\n\x1b[2J"}).status().message(),
-            "unknown command 'list\\n\\x1b[2J' (see nbdkeeperctl --help)");
+  EXPECT_EQ(Parse({"list\n\x1b[2J"}).status().message(), "unknown command 'list\\n\\x1b[2J' (see nbdkeeperctl --help)");
   EXPECT_EQ(Parse({"map", "rbd/img", "--fs", "ext4\r"}).status().message(), "--fs: 'ext4\\r' (ext4 or xfs)");
-  EXPECT_EQ(Parse({"expand", "img", "1\tG"}).status().message(),
-            "SIZE: '1\\tG' is not a size (e.g. 10G, 512M, 1T)");
+  EXPECT_EQ(Parse({"expand", "img", "1\tG"}).status().message(), "SIZE: '1\\tG' is not a size (e.g. 10G, 512M, 1T)");
   EXPECT_LT(Parse({"map", std::string(65536, 'x')}).status().message().size(), 300u);
 }
 
@@ -145,8 +160,8 @@ TEST(VolumeTableTest, TableAndJsonCarryEveryColumn) {
   auto status = ParseDaemonStatus(kStatus);
   ASSERT_TRUE(status.ok());
   std::string table = RenderTable(*status, false);
-  for (const char* want : {"VOLUME", "LAST HEAL", "rbd/db", "/dev/nbd0", "Connected", "42", "30s ago", "/mnt/db",
-                           "Unmapped"}) {
+  for (const char* want :
+       {"VOLUME", "LAST HEAL", "rbd/db", "/dev/nbd0", "Connected", "42", "30s ago", "/mnt/db", "Unmapped"}) {
     EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
   }
   EXPECT_EQ(table.find("\033["), std::string::npos) << "no colour off a terminal";

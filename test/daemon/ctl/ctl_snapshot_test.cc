@@ -43,14 +43,13 @@ TEST(CtlSnapshotTest, WhatWouldMakeOrWriteASnapshotIsRefusedNamingIt) {
     std::vector<std::string> args;
     const char* names;
   };
-  for (const Case& bad : std::vector<Case>{
-           {{"map", "rbd/db@monday", "--size", "1G"}, "--size"},
-           {{"map", "rbd/db@monday", "--encrypt", "/etc/nbdkeeper/db.pass"}, "encrypt"},
-           {{"map", "rbd/db@monday", "--exclusive"}, "exclusive"},
-           {{"map", "rbd/db@monday", "-o", "try-netlink,exclusive"}, "exclusive"},
-           {{"map", "rbd/db@"}, "no snapshot name"},
-           {{"map", "rbd/db@-x"}, "snapshot"},
-           {{"map", "rbd/db@a@b"}, "snapshot"}}) {
+  for (const Case& bad : std::vector<Case>{{{"map", "rbd/db@monday", "--size", "1G"}, "--size"},
+                                           {{"map", "rbd/db@monday", "--encrypt", "/etc/nbdkeeper/db.pass"}, "encrypt"},
+                                           {{"map", "rbd/db@monday", "--exclusive"}, "exclusive"},
+                                           {{"map", "rbd/db@monday", "-o", "try-netlink,exclusive"}, "exclusive"},
+                                           {{"map", "rbd/db@"}, "no snapshot name"},
+                                           {{"map", "rbd/db@-x"}, "snapshot"},
+                                           {{"map", "rbd/db@a@b"}, "snapshot"}}) {
     auto c = Parse(bad.args);
     EXPECT_EQ(c.status().code(), Code::kInvalidArgument) << bad.args[1];
     EXPECT_NE(c.status().message().find(bad.names), std::string::npos) << c.status().message();

@@ -61,10 +61,9 @@ class CtlVmTest : public ::testing::Test {
   }
 
   Ran Ctl(std::vector<std::string> args) {
-    std::vector<std::string> argv = {NBDKEEPERCTL_PATH, "--config=" + kRoot + "/nbdkeeper.json",
-                                     "--csi-endpoint=" + daemon_->endpoint(),
-                                     "--health=127.0.0.1:" + std::to_string(daemon_->health_port()),
-                                     "--persist-file=" + kRoot + "/volumes.json"};
+    std::vector<std::string> argv = {
+        NBDKEEPERCTL_PATH, "--config=" + kRoot + "/nbdkeeper.json", "--csi-endpoint=" + daemon_->endpoint(),
+        "--health=127.0.0.1:" + std::to_string(daemon_->health_port()), "--persist-file=" + kRoot + "/volumes.json"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = vmtest::RunCommand(argv, true);
     if (!r.ok()) return {};
