@@ -40,24 +40,6 @@ namespace {
 
 constexpr int kRpcGraceMs = 10000;
 
-// break_dead_locks=false: re-attach without touching the lock (the dead
-// client's lock then times out on its own, ~30 s). The image's clients are
-// still listed: the fence (supervisor/image_fence.h) is not optional.
-class KeepLocks final : public LockBreaker {
- public:
-  KeepLocks(EventLoop& loop, LockBreaker& lister) : loop_(loop), lister_(lister) {}
-  void ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) override {
-    lister_.ListClients(image, std::move(done));
-  }
-  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override {
-    loop_.Post([done = std::move(done)] { done(Status::Ok()); });
-  }
-
- private:
-  EventLoop& loop_;
-  LockBreaker& lister_;
-};
-
 SupervisorConfig SupervisorConfigFrom(const Config& c) {
   SupervisorConfig s;
   s.rbd_nbd_path = c.rbd_nbd_path;
@@ -78,11 +60,11 @@ class Daemon {
         controller_rados_(loop_, RadosClients::DefaultConnector(), Lane::kController),
         host_(loop_),
         rbd_lock_breaker_(loop_, rados_),
-        keep_locks_(loop_, rbd_lock_breaker_),
+        list_only_(loop_, rbd_lock_breaker_),
         child_scopes_(loop_, config.systemd_bus),
         device_links_(loop_, config.device_links),
         supervisor_(loop_, SupervisorConfigFrom(config),
-                    config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : keep_locks_),
+                    config.break_dead_locks ? static_cast<LockBreaker&>(rbd_lock_breaker_) : list_only_),
         health_(std::make_unique<HealthServer>(loop_, HealthServer::Options{})),
         notifier_(std::make_unique<SystemdNotifier>(loop_)),
         identity_(env_, config.driver_name, [this] { return ready_; }) {
@@ -157,10 +139,10 @@ class Daemon {
     return Status::Ok();
   }
 
-  // The kernel side (netlink) is optional: without the nbd module the
-  // daemon still serves, and child exits alone detect deaths.
   std::string StagingRoot() const { return config_.state_dir + "/staging"; }
 
+  // The kernel side (netlink) is optional: without the nbd module the
+  // daemon still serves, and child exits alone detect deaths.
   Status StartNode() {
     auto boot_id = ReadBootId();
     if (!boot_id.ok()) return boot_id.status();
@@ -304,7 +286,7 @@ class Daemon {
   RadosClients controller_rados_;  // the Controller's, on its own lane (base/event_loop.h)
   SystemNodeEnv host_;
   RbdLockBreaker rbd_lock_breaker_;
-  KeepLocks keep_locks_;
+  ListOnlyLockBreaker list_only_;
   SystemdChildScopes child_scopes_;  // before the Supervisor that uses it
   DeviceLinks device_links_;         // likewise
   Supervisor supervisor_;

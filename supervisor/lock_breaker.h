@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "base/event_loop.h"
 #include "base/status.h"
 #include "ceph/image_clients.h"
 #include "ceph/image_spec.h"
@@ -32,6 +33,26 @@ class LockBreaker {
   // when no stale lock is left (broken, or already gone), or an error
   // saying why not.
   virtual void BreakLock(const ImageSpec& image, const CephClient& owner, std::function<void(Status)> done) = 0;
+};
+
+// A LockBreaker that lists through another and never breaks (the daemon's
+// break_dead_locks=false): a re-attach then leaves the dead client's lock
+// to time out on its own (~30 s). The clients are still listed: the fence
+// (supervisor/image_fence.h) is not optional.
+class ListOnlyLockBreaker final : public LockBreaker {
+ public:
+  ListOnlyLockBreaker(EventLoop& loop, LockBreaker& lister) : loop_(loop), lister_(lister) {}
+  void ListClients(const ImageSpec& image, std::function<void(Result<ImageClients>)> done) override {
+    lister_.ListClients(image, std::move(done));
+  }
+  // OK at once (posted: never inside the call), breaking nothing.
+  void BreakLock(const ImageSpec&, const CephClient&, std::function<void(Status)> done) override {
+    loop_.Post([done = std::move(done)] { done(Status::Ok()); });
+  }
+
+ private:
+  EventLoop& loop_;
+  LockBreaker& lister_;
 };
 
 }  // namespace nbdk

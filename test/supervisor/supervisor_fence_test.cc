@@ -221,5 +221,21 @@ TEST_F(SupervisorTest, JournaledClientsAreOursAfterARestart) {
   UnmapAllAndShutdown();
 }
 
+// break_dead_locks=false (the daemon's ListOnlyLockBreaker): the re-attach
+// still lists the clients before it attaches, and breaks no lock.
+TEST_F(SupervisorTest, WithoutLockBreakingAReattachStillListsAndBreaksNothing) {
+  ListOnlyLockBreaker list_only(loop_, breaker_);
+  sup_ = std::make_unique<Supervisor>(loop_, config_, list_only);
+  Behave("img1.map", "device=/dev/nbd2");
+  ASSERT_TRUE(MapAndWait(Request("vol1", "img1")).ok());
+  ASSERT_TRUE(RunUntil([&] { return Snap("vol1").own_clients.size() == 1; }));
+  size_t listed = breaker_.lists.size();
+  kill(Snap("vol1").pid, SIGKILL);
+  ASSERT_TRUE(RunUntil([&] { return IsConnectedWithRestarts("vol1", 1); }));
+  EXPECT_GT(breaker_.lists.size(), listed) << "the clients are listed before the attach";
+  EXPECT_TRUE(breaker_.breaks.empty());
+  UnmapAllAndShutdown();
+}
+
 }  // namespace
 }  // namespace nbdk
