@@ -113,3 +113,36 @@ test('the topology overlay gives the node its labels file and domain labels, and
   const base = daemonSet(files.filter((o) => !o.file.startsWith('example/')));
   assert.deepStrictEqual(args.slice(0, base.containers[0].args.length), base.containers[0].args);
 });
+
+test('the ceph-csi-driver-name overlay serves as rbd.csi.ceph.com everywhere, and passes the schema and rules', () => {
+  const name = 'rbd.csi.ceph.com';
+  const rendered = render(path.join(overlays, 'ceph-csi-driver-name'));
+  // A ceph-csi user's classes already name ceph-csi's driver.
+  const classes = structuredClone(examples).map((o) => {
+    if (o.kind === 'StorageClass') o.provisioner = name;
+    if (o.kind === 'VolumeSnapshotClass') o.driver = name;
+    return o;
+  });
+  const objects = [...rendered, ...classes];
+  assert.deepStrictEqual(schemaProblems(objects), []);
+  assert.deepStrictEqual(checkAll(objects, options), []);
+  assert.ok(!JSON.stringify(rendered).includes('rbd.nbdkeeper.io'), 'no place keeps the base\'s name');
+  assert.strictEqual(rendered.find((o) => o.kind === 'CSIDriver').metadata.name, name);
+  const node = daemonSet(rendered);
+  assert.ok(node.containers[0].args.includes(`--driver-name=${name}`));
+  assert.strictEqual(node.volumes.find((v) => v.name === 'socket-dir').hostPath.path, `/var/lib/kubelet/plugins/${name}`);
+  // The CSIDriver's fields that Kubernetes keeps immutable match ceph-csi's
+  // own object of that name (deploy/rbd/kubernetes/csidriver.yaml in
+  // ceph-csi): attachRequired true, podInfoOnMount false.
+  const spec = rendered.find((o) => o.kind === 'CSIDriver').spec;
+  assert.strictEqual(spec.attachRequired, true);
+  assert.strictEqual(spec.podInfoOnMount, false);
+  // Only the name differs from the base.
+  const renamed = JSON.parse(JSON.stringify(files.filter((o) => !o.file.startsWith('example/'))).split('rbd.nbdkeeper.io').join(name));
+  assert.deepStrictEqual(byKey(rendered), byKey(renamed));
+
+  // A class left at the base's name is what the rules are there for.
+  const stale = structuredClone(objects);
+  stale.find((o) => o.kind === 'StorageClass').provisioner = 'rbd.nbdkeeper.io';
+  assert.ok(checkAll(stale, options).some((p) => /provisioner rbd.nbdkeeper.io is not the CSIDriver/.test(p)));
+});
