@@ -3,14 +3,15 @@
 // and runs on the loop thread.
 //
 //  - UnstageVolume: unmount <staging>/<id>, unmap through the Supervisor,
-//    remove key file, stash and journal record (last). A volume that is not
-//    staged is OK. A volume whose journal still lists published targets is
-//    FAILED_PRECONDITION naming them: unmapping under a live bind mount
-//    would turn it into IO errors. A volume whose record was quarantined at
-//    start (journal/node_journal.h) is OK only once no nbd device carries
-//    its cookie and nothing is mounted at <staging>/<id>; until then
-//    FAILED_PRECONDITION naming the record and what is left, none of which
-//    it touches.
+//    remove key file, stash and journal record (last). A volume whose
+//    journal still lists published targets is FAILED_PRECONDITION naming
+//    them: unmapping under a live bind mount would turn it into IO errors.
+//    A volume without a record (never staged here, or staged by another
+//    plugin: ceph-csi's node plugin before a switch) or whose record was
+//    quarantined at start (journal/node_journal.h) is OK only once no nbd
+//    device carries its cookie and nothing is mounted at <staging>/<id>
+//    (so a volume never staged is OK); until then FAILED_PRECONDITION
+//    saying why and naming what is left, none of which it touches.
 //  - PublishVolume: bind-mount the staged filesystem (or the device, for
 //    block) onto the target, read-only when asked, once the supervisor
 //    confirmed the device is still the volume's (Supervisor::CheckDevice:

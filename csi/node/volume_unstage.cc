@@ -118,15 +118,17 @@ class Unstage : public std::enable_shared_from_this<Unstage> {
   std::string mount_point_;
 };
 
-// A volume whose record was damaged (quarantined at start): nothing says
-// which device and mounts are its own, so none is touched. OK once neither
-// a device with its cookie nor its staging mount is left; until then an
-// error that names the record and what is left, for the operator to remove.
-void UnstageQuarantined(NodeContext& node, const UnstageRequest& request, const QuarantinedFile& damaged,
-                        VolumeOpLock lock, std::function<void(Status)> done) {
+// A volume without a sound record of this node's: its record was damaged
+// (quarantined at start), or there never was one (another plugin staged it,
+// ceph-csi's node plugin before a switch to nbdkeeper). Nothing says which
+// device and mounts are its own, so none is touched. OK once neither a
+// device with its cookie (ceph-csi's is the volume ID too) nor a mount at
+// its staging mount point is left, as an unstage of a volume never staged
+// is; until then an error that says why (`record`) and names what is left,
+// for the operator to remove.
+void UnstageUnowned(NodeContext& node, const UnstageRequest& request, std::string record, VolumeOpLock lock,
+                    std::function<void(Status)> done) {
   std::string mount_point = StagedMountPoint(request.staging_target_path, request.volume_id);
-  std::string record = "the node journal's record of volume " + request.volume_id + " was damaged (" +
-                       damaged.reason.message() + ") and moved to " + damaged.moved_to + " at start";
   RunBlockingResult<std::string>(
       node.loop,
       [id = request.volume_id, mount_point, sysfs = node.options.sysfs_root,
@@ -156,9 +158,12 @@ void UnstageVolume(NodeContext& node, UnstageRequest request, VolumeOpLock lock,
   const VolumeRecord* found = node.volumes.Find(request.volume_id);
   if (found == nullptr) {
     const QuarantinedFile* damaged = node.volumes.FindQuarantined(request.volume_id);
-    if (damaged != nullptr) return UnstageQuarantined(node, request, *damaged, std::move(lock), std::move(done));
-    // Not journaled: nothing of it is ours to unmount or remove.
-    return done(Status::Ok());
+    std::string record =
+        damaged != nullptr
+            ? "the node journal's record of volume " + request.volume_id + " was damaged (" +
+                  damaged->reason.message() + ") and moved to " + damaged->moved_to + " at start"
+            : "volume " + request.volume_id + " is not in the node journal: this node's nbdkeeperd did not stage it";
+    return UnstageUnowned(node, request, std::move(record), std::move(lock), std::move(done));
   }
   if (found->staging_path != request.staging_target_path) {
     return done(Status::FailedPrecondition("volume " + request.volume_id + " is staged at " + found->staging_path +

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -94,6 +96,34 @@ TEST_F(VolumeUnstageTest, APlainVolumeNeverAsksDeviceMapper) {
   ASSERT_TRUE(Stage(Request()).ok());
   ExpectUnstaged();
   EXPECT_EQ(std::count(host_.calls.begin(), host_.calls.end(), "LuksBacking"), 0);
+}
+
+// A volume another plugin staged (ceph-csi's node plugin, before a switch
+// to nbdkeeper): no record of it here, its device carries the volume ID as
+// its cookie and its filesystem is mounted at the staging mount point. The
+// unstage touches neither and names both; once an operator removed them it
+// is OK, as the unstage of a volume never staged is.
+TEST_F(VolumeUnstageTest, AVolumeAnotherPluginStagedIsNamedNeverTouched) {
+  node_->options.mountinfo_path = dir_ + "/mountinfo";
+  std::ofstream(dir_ + "/mountinfo").flush();
+  EXPECT_TRUE(Unstage().ok()) << "never staged anywhere";
+  std::filesystem::create_directories(dir_ + "/sys/block/nbd3");
+  ConnectInSysfs();
+  std::ofstream(dir_ + "/mountinfo") << "40 22 43:3 / " << MountPoint() << " rw shared:2 - ext4 /dev/nbd3 rw\n";
+  size_t calls = host_.calls.size();
+  Status s = Unstage();
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+  for (const std::string& named :
+       {std::string("is not in the node journal"), std::string("/dev/nbd3 (its cookie)"), MountPoint() + " mounted"}) {
+    EXPECT_NE(s.message().find(named), std::string::npos) << named << " in " << s.ToString();
+  }
+  EXPECT_EQ(host_.calls.size(), calls) << "no unmount, no removal";
+  EXPECT_EQ(CountArgv(" unmap "), 0);
+
+  std::ofstream(dir_ + "/mountinfo").flush();
+  std::filesystem::remove(dir_ + "/sys/block/nbd3/backend");
+  Status after = Unstage();
+  EXPECT_TRUE(after.ok()) << after.ToString();
 }
 
 class EncryptedUnstageTest : public NodeTest {
