@@ -69,8 +69,13 @@ ReattachCheck CheckMayReattach(const std::string& image_path, const ImageClients
   Status why = RefuseForeign(image_path, seen, own);
   if (why.ok()) return {};
   bool foreign_owner = seen.lock_owner && own.count(*seen.lock_owner) == 0;
-  // Watchers only, beside the exclusive lock: no writer (header).
-  if (!foreign_owner && seen.exclusive_lock) return {};
+  // A read-write opener without the lock: perhaps a cooperative writer
+  // that takes it the moment it is free (header).
+  if (!foreign_owner && seen.exclusive_lock) {
+    return {ReattachVerdict::kWait,
+            Status(why.code(), why.message() + "; it has not written: waiting for it to leave"),
+            {}};
+  }
   // The writers: the foreign lock owner, or without the feature every
   // foreign watcher. Each keeps its first sight while it stays.
   WriterSightings writers;

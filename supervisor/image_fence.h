@@ -18,12 +18,14 @@
 //    snapshot, the mgr's mirror-snapshot schedule, a backup tool) leaves,
 //    and a volume nobody took over is never fenced. One that only watches
 //    an image with the exclusive-lock feature has not written (the lock is
-//    ours or no one's): a reader (a backup's export), a snapshot, another
-//    node's stage in flight. The re-attach goes on beside it: its rbd-nbd
-//    runs with --exclusive and serves no IO before it holds the lock, so
-//    if the watcher takes the lock first, the attach fails and the next
-//    look sees a foreign owner. Waiting for a reader to leave would expire
-//    the volume, the IO errors nbdkeeper exists to prevent. Without the
+//    ours or no one's), but it opened the image read-write (a read-only
+//    open sets no watch): a snapshot, another node's stage in flight, or a
+//    cooperative writer (qemu, a plain `rbd map`, rbd-nbd without
+//    --exclusive) that takes the lock as soon as it is free and hands it
+//    over when asked, so the re-attach's --exclusive acquire would get it
+//    back after that writer wrote. The re-attach waits for it to leave, up
+//    to the reattach deadline: a read-write opener that stays expires the
+//    volume, liveness given up for one writer. Without the
 //    feature a watcher may be writing: it counts as a writer.
 //
 // A lock is broken only when its owner is one of this volume's own

@@ -274,8 +274,7 @@ retry:
        :: sighted -> assert(taken[me]); fenced[me] = true; goto done
        :: else -> sighted = true; goto retry
        fi
-    /* a watcher only (a reader, a snapshot, another node's stage in
-     * flight): no writer; the attach's --exclusive acquire decides */
+    :: !FOREIGN_LOCK(me, seen_l) && (seen_w & ~own[me]) != 0 -> sighted = false; goto retry  /* a watcher only: wait */
     :: else -> sighted = false
     fi;
 #endif

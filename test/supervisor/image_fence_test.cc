@@ -52,14 +52,14 @@ TEST(ImageFenceTest, AForeignLockOwnerWithoutWatchRefusesAReattachButNotAMap) {
   EXPECT_EQ(ForeignClients(both, {}).size(), 1u) << "one client, listed once";
 }
 
-TEST(ImageFenceTest, AForeignWatcherWithoutTheLockIsNoWriterUnlessAnyWatcherMayWrite) {
-  // Our dead rbd-nbd still owns the lock: the stranger (a reader) has not
-  // written, and the attach's --exclusive keeps it from writing.
+TEST(ImageFenceTest, AForeignWatcherWithoutTheLockIsWaitedForUnlessAnyWatcherMayWrite) {
+  // Our dead rbd-nbd still owns the lock: the stranger has not written.
   ImageClients seen{{kOurs, kSameIpStranger}, kOurs};
   ReattachCheck check = CheckMayReattach("rbd/a", seen, {kOurs});
-  EXPECT_EQ(check.verdict, ReattachVerdict::kGo) << check.why.message();
-  EXPECT_TRUE(check.sightings.empty());
-  EXPECT_EQ(CheckMayReattach("rbd/a", {{kSameIpStranger}, std::nullopt}, {kOurs}).verdict, ReattachVerdict::kGo);
+  EXPECT_EQ(check.verdict, ReattachVerdict::kWait);
+  EXPECT_NE(check.why.message().find("watcher client.4200@127.0.0.1:0/99; it has not written"), std::string::npos)
+      << check.why.message();
+  EXPECT_EQ(CheckMayReattach("rbd/a", {{kSameIpStranger}, std::nullopt}, {kOurs}).verdict, ReattachVerdict::kWait);
   seen.exclusive_lock = false;
   check = CheckMayReattach("rbd/a", seen, {kOurs});
   EXPECT_EQ(check.verdict, ReattachVerdict::kFence);
@@ -137,9 +137,7 @@ TEST(ImageFenceTest, ASnapshotMappingsClientIsNotForeignButNeverOneWhoseLockIsBr
   EXPECT_EQ(OwnLockToBreak({{snapshot}, snapshot}, {kOurs}), std::nullopt);
   // A stranger beside it stays one.
   seen.watchers.push_back(kSameIpStranger);
-  EXPECT_EQ(CheckMayMap("rbd/a", seen, not_foreign).code(), Code::kFailedPrecondition);
-  seen.exclusive_lock = false;
-  EXPECT_EQ(CheckMayReattach("rbd/a", seen, not_foreign).verdict, ReattachVerdict::kFence);
+  EXPECT_EQ(CheckMayReattach("rbd/a", seen, not_foreign).verdict, ReattachVerdict::kWait);
 }
 
 TEST(ImageFenceTest, NewClientsAreWhatAppearedSinceBefore) {

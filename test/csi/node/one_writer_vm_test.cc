@@ -2,9 +2,10 @@
 // on the real kernel and Ceph, in node_vm's boot and daemon: a volume whose
 // rbd-nbd is killed while other clients use the image is re-attached, never
 // fenced, and its writer sees no IO error. Those clients: `rbd resize` in a
-// loop (each one a Controller's brief lock holder, issue 41 A4), a reader
-// that stays (a backup), the client of a first attach that died, and a
-// snapshot of the image staged beside it (a read-only map, A3).
+// loop (each one a Controller's brief lock holder, issue 41 A4), the client
+// of a first attach that died, and a snapshot of the image staged beside it
+// (a read-only map, A3); and one it waits for: a read-write opener that
+// stays a while.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -171,27 +172,50 @@ TEST_F(OneWriterVmTest, AResizeLoopThroughAKillIsNoTakeover) {
   ASSERT_GRPC_OK(Unstage(image));
 }
 
-// A reader of the image that stays through the kill (a backup's `rbd
-// export`, here `rbd bench --io-type read`): it watches the image and never
-// takes the lock, so it is no writer.
-TEST_F(OneWriterVmTest, AReaderThroughAKillIsNoTakeover) {
-  const std::string image = "vol-reader-kill";
+// A client that opened the image read-write and stays through the kill
+// without taking the lock (here `rbd watch`, whose watch on the image's
+// header is what a read-write open registers): it may be a cooperative writer that
+// takes the lock the moment it is free, so the re-attach waits, naming it;
+// once it has left the re-attach goes on, and the writer saw a pause, no
+// IO error. It leaves cleanly: its stdin, a `sleep`, ends.
+TEST_F(OneWriterVmTest, AReadWriteOpenerThroughAKillIsWaitedFor) {
+  const std::string image = "vol-opener-kill";
   CreateImage(image);
   std::string device = StageBlock(StageReq(image, BlockCap()));
   Result<std::unique_ptr<Writer>> writer = Writer::Start(device);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  auto reader =
-      SpawnedChild::Spawn(Ceph().Rbd({"bench", "--io-type", "read", "--io-size", "4K", "--io-threads", "1",
-                                      "--io-total", "10G", "--io-pattern", "rand", Ceph().pool + "/" + image}));
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-  std::this_thread::sleep_for(std::chrono::seconds(5));
-  double heal_s = 0;
-  EXPECT_TRUE(KillAndWaitForReattach(image, &heal_s));
+  std::vector<std::string> argv = {"sh", "-c", "sleep 15 | exec \"$@\"", "sh"};
+  for (const std::string& a : Ceph().Rbd({"watch", Ceph().pool + "/" + image})) argv.push_back(a);
+  auto opener = SpawnedChild::Spawn(argv);
+  ASSERT_TRUE(opener.ok()) << opener.status().ToString();
+  Result<std::string> ready = opener->ReadLine(std::chrono::seconds(60));
+  ASSERT_TRUE(ready.ok() && ready->find("press enter to exit") != std::string::npos)
+      << (ready.ok() ? *ready : ready.status().ToString());
+
+  const int pid = std::stoi(StatusField(image, "pid"));
+  Clock::time_point killed = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  bool waited = false;
+  while (!opener->Wait(std::chrono::milliseconds(100)).ok() && Since(killed) < 60) {
+    EXPECT_NE(StatusField(image, "state"), "Connected") << "re-attached beside a read-write opener";
+    waited |= StatusField(image, "reason").find("waiting for it to leave") != std::string::npos;
+  }
+  const double left_s = Since(killed);
+  EXPECT_TRUE(waited) << StatusOf(image);
+  while (!(StatusField(image, "state") == "Connected" && StatusField(image, "restarts") == "1") && Since(killed) < 90) {
+    ASSERT_NE(StatusField(image, "state"), "Fenced") << StatusOf(image);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double heal_s = Since(killed);
   (*writer)->Stop();
-  std::printf("[ reader-kill ] re-attached in %.1f s; writer: %llu writes, %llu IO errors, longest %.2f s\n", heal_s,
-              static_cast<unsigned long long>((*writer)->writes()),
-              static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  std::printf(
+      "[ opener-kill ] the opener left %.1f s after the kill, re-attached at %.1f s; writer: %llu writes, "
+      "%llu IO errors, longest %.2f s\n",
+      left_s, heal_s, static_cast<unsigned long long>((*writer)->writes()),
+      static_cast<unsigned long long>((*writer)->errors()), (*writer)->longest_s());
+  EXPECT_EQ(StatusField(image, "state"), "Connected") << StatusOf(image);
   EXPECT_EQ((*writer)->errors(), 0u);
+  EXPECT_TRUE(VerifyWriterData(device, (*writer)->writes()).ok());
   ASSERT_GRPC_OK(Unpublish(image, TargetPath(image, 1)));
   ASSERT_GRPC_OK(Unstage(image));
 }
